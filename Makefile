@@ -1,0 +1,36 @@
+# Meshplane: `make run` starts the platform locally, `make test` runs every test.
+SHELL := /bin/bash
+GO ?= go
+BIN := $(CURDIR)/bin
+MODULES := core
+ROOT_DIR ?= $(CURDIR)/.meshplane
+GOTEST_FLAGS ?= -count=1 -timeout 30m
+
+.PHONY: all build run test vet fmt-check unit bench clean
+
+all: build
+
+## build: compile every binary into bin/
+build:
+	@mkdir -p $(BIN)
+	cd core && $(GO) build -o $(BIN)/ ./cmd/...
+
+## run: start the platform on embedded defaults (root directory .meshplane)
+run: build
+	$(BIN)/meshplane start --root-directory $(ROOT_DIR)
+
+## vet: gofmt and go vet across all modules
+vet:
+	@bad=$$(gofmt -l $(MODULES)); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+	@for m in $(MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
+
+## test: vet, then every module's tests against binaries built once
+test: build vet
+	@for m in $(MODULES); do (cd $$m && MESHPLANE_BIN=$(BIN)/meshplane $(GO) test $(GOTEST_FLAGS) ./...) || exit 1; done
+
+## bench: benchmarks against a fresh server (figures go to bench-results.md)
+bench: build
+	./scripts/bench.sh
+
+clean:
+	rm -rf $(BIN)

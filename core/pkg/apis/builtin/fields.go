@@ -1,0 +1,38 @@
+package builtin
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// selectableFields lists, per kind of core/v1, the field selectors beyond
+// metadata.name and metadata.namespace that kube-apiserver supports.
+var selectableFields = map[string][]string{
+	"Namespace": {"status.phase"},
+	"Secret":    {"type"},
+	"Event": {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+		"involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+		"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"},
+}
+
+func addFieldLabelConversions(s *runtime.Scheme) error {
+	for kind, extra := range selectableFields {
+		allowed := map[string]bool{"metadata.name": true, "metadata.namespace": true}
+		for _, f := range extra {
+			allowed[f] = true
+		}
+		err := s.AddFieldLabelConversionFunc(corev1.SchemeGroupVersion.WithKind(kind),
+			func(label, value string) (string, string, error) {
+				if !allowed[label] {
+					return "", "", fmt.Errorf("field label not supported: %s", label)
+				}
+				return label, value, nil
+			})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+// Package authentication assembles how the server learns who is calling:
+// admin and static bearer tokens, x509 client certificates, and anonymous
+// access to the health and version endpoints only.
+package authentication
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	"k8s.io/apiserver/pkg/authentication/request/union"
+	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
+	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
+	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
+	"k8s.io/apiserver/pkg/authentication/user"
+)
+
+// Groups of the admin users, as in kcp.
+const (
+	KCPAdminGroup = "system:kcp:admin"
+	MastersGroup  = user.SystemPrivilegedGroup
+)
+
+// PublicPaths are answered for anonymous callers too.
+var PublicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
+
+// Config says which credentials are accepted.
+type Config struct {
+	// Tokens maps bearer tokens to users (the admin users).
+	Tokens map[string]*user.DefaultInfo
+	// TokenAuthFile is a kube-style static token CSV file.
+	TokenAuthFile string
+	// ClientCAFile signs accepted client certificates.
+	ClientCAFile string
+}
+
+// New returns the request authenticator and the token authenticator
+// (the latter answers TokenReviews).
+func New(c Config) (authenticator.Request, authenticator.Token, error) {
+	tokens := []authenticator.Token{staticTokens(c.Tokens)}
+	if c.TokenAuthFile != "" {
+		f, err := tokenfile.NewCSV(c.TokenAuthFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--token-auth-file: %w", err)
+		}
+		tokens = append(tokens, f)
+	}
+	token := tokenunion.New(tokens...)
+	reqs := []authenticator.Request{bearertoken.New(token)}
+	if c.ClientCAFile != "" {
+		pem, err := os.ReadFile(c.ClientCAFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--client-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, nil, fmt.Errorf("--client-ca-file %s holds no certificates", c.ClientCAFile)
+		}
+		opts := x509request.DefaultVerifyOptions()
+		opts.Roots = pool
+		reqs = append(reqs, x509request.New(opts, x509request.CommonNameUserConversion))
+	}
+	authenticated := group.NewAuthenticatedGroupAdder(union.New(reqs...))
+	return union.New(authenticated, anonymousPublic{}), token, nil
+}
+
+type staticTokens map[string]*user.DefaultInfo
+
+func (s staticTokens) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
+	u, ok := s[token]
+	if !ok {
+		return nil, false, nil
+	}
+	return &authenticator.Response{User: u}, true, nil
+}
+
+// anonymousPublic lets callers without credentials reach PublicPaths only.
+type anonymousPublic struct{}
+
+func (anonymousPublic) AuthenticateRequest(r *http.Request) (*authenticator.Response, bool, error) {
+	if !PublicPaths[r.URL.Path] {
+		return nil, false, nil
+	}
+	return &authenticator.Response{User: &user.DefaultInfo{
+		Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}}, true, nil
+}

@@ -1,0 +1,57 @@
+// Package authorization assembles the server's authorizer chain:
+// system:masters may do anything; only they may use the wildcard cluster;
+// then the bootstrap policy and each logical cluster's own RBAC decide.
+package authorization
+
+import (
+	"context"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/apiserver/pkg/authorization/union"
+
+	"github.com/meshplane/meshplane/core/pkg/authorization/bootstrap"
+	"github.com/meshplane/meshplane/core/pkg/authorization/rbac"
+	"github.com/meshplane/meshplane/core/pkg/clusters"
+)
+
+// New returns the authorizer and the rule resolver for
+// SelfSubjectRulesReviews. stored reads RBAC objects kept in each cluster.
+func New(stored rbac.RuleSource) (authorizer.Authorizer, authorizer.RuleResolver) {
+	// The bootstrap policy holds in every cluster and outside of any.
+	boot := rbac.New(bootstrap.Source{}, func(context.Context) (string, bool) { return "bootstrap", true })
+	local := rbac.New(withBootstrapRoles{stored}, clusters.From)
+	authz := union.New(
+		authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup),
+		authorizer.AuthorizerFunc(denyWildcard),
+		boot,
+		local,
+	)
+	return authz, union.NewRuleResolvers(boot, local)
+}
+
+// denyWildcard refuses the wildcard cluster to everybody that got this
+// far, that is everybody but system:masters.
+func denyWildcard(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	if clusters.IsWildcard(ctx) {
+		return authorizer.DecisionDeny, "only system:masters may list or watch across all clusters", nil
+	}
+	return authorizer.DecisionNoOpinion, "", nil
+}
+
+// withBootstrapRoles lets a cluster's bindings refer to bootstrap roles
+// (cluster-admin, admin, edit, view) it does not store itself.
+type withBootstrapRoles struct {
+	rbac.RuleSource
+}
+
+func (s withBootstrapRoles) GetClusterRole(ctx context.Context, cluster, name string) (*rbacv1.ClusterRole, error) {
+	r, err := s.RuleSource.GetClusterRole(ctx, cluster, name)
+	if apierrors.IsNotFound(err) {
+		return bootstrap.Source{}.GetClusterRole(ctx, cluster, name)
+	}
+	return r, err
+}

@@ -1,0 +1,51 @@
+// Package clusters carries the logical cluster of a request: its name, how it
+// is parsed from a /clusters/<name>/ path, and how it travels in a context.
+package clusters
+
+import (
+	"context"
+	"regexp"
+)
+
+// Wildcard is the cluster name that selects every logical cluster.
+const Wildcard = "*"
+
+// Annotation is stamped on every stored object with the name of its cluster.
+const Annotation = "kcp.io/cluster"
+
+// Root is the logical cluster that exists from the start.
+const Root = "root"
+
+type contextKey struct{}
+
+// WithCluster returns a context that carries the logical cluster name.
+func WithCluster(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, contextKey{}, name)
+}
+
+// From returns the logical cluster name carried by ctx.
+func From(ctx context.Context) (string, bool) {
+	name, ok := ctx.Value(contextKey{}).(string)
+	return name, ok && name != ""
+}
+
+// IsWildcard reports whether ctx selects every cluster.
+func IsWildcard(ctx context.Context) bool {
+	name, _ := From(ctx)
+	return name == Wildcard
+}
+
+var (
+	segment = `[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?`
+	// nameRE matches a logical cluster name: one path segment, or a
+	// system: name such as system:admin.
+	nameRE = regexp.MustCompile(`^(system:)?` + segment + `$`)
+	// pathRE matches a workspace path such as root:org:team.
+	pathRE = regexp.MustCompile(`^` + segment + `(:` + segment + `)*$`)
+)
+
+// IsValidName reports whether s is a well-formed logical cluster name.
+func IsValidName(s string) bool { return nameRE.MatchString(s) }
+
+// IsValidPath reports whether s is a well-formed workspace path or cluster name.
+func IsValidPath(s string) bool { return pathRE.MatchString(s) || nameRE.MatchString(s) }

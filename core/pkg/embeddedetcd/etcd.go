@@ -1,0 +1,61 @@
+// Package embeddedetcd runs an etcd member inside the server process.
+package embeddedetcd
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap/zapcore"
+)
+
+// Server is a running embedded etcd.
+type Server struct {
+	etcd *embed.Etcd
+	// ClientURL is where clients connect.
+	ClientURL string
+}
+
+// Start runs etcd with its data in dir, listening on 127.0.0.1.
+func Start(dir string, clientPort, peerPort int) (*Server, error) {
+	cfg := embed.NewConfig()
+	cfg.Name = "meshplane"
+	cfg.Dir = filepath.Join(dir, "etcd")
+	cfg.LogLevel = zapcore.ErrorLevel.String()
+	client := mustURL("http://127.0.0.1:" + strconv.Itoa(clientPort))
+	peer := mustURL("http://127.0.0.1:" + strconv.Itoa(peerPort))
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+	cfg.InitialCluster = cfg.Name + "=" + peer.String()
+	cfg.QuotaBackendBytes = 8 * 1024 * 1024 * 1024
+	cfg.MaxRequestBytes = 3 * 1024 * 1024
+	cfg.SnapshotCount = 10000
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting embedded etcd in %s: %w", cfg.Dir, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd failed: %w", err)
+	case <-time.After(60 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd not ready after 60s")
+	}
+	return &Server{etcd: e, ClientURL: client.String()}, nil
+}
+
+// Close stops etcd.
+func (s *Server) Close() { s.etcd.Close() }
+
+func mustURL(s string) url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return *u
+}

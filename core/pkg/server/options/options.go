@@ -1,0 +1,108 @@
+// Package options holds the flags of `meshplane start`, named as kcp names
+// them, and turns them into a validated, completed set.
+package options
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+)
+
+// Options are the flags of `meshplane start`.
+type Options struct {
+	RootDirectory          string
+	BindAddress            string
+	SecurePort             int
+	EmbeddedEtcdClientPort int
+	EmbeddedEtcdPeerPort   int
+	EtcdServers            []string
+	ExternalHostname       string
+	TokenAuthFile          string
+	ClientCAFile           string
+}
+
+// New returns options with kcp's defaults.
+func New() *Options {
+	return &Options{
+		RootDirectory:          ".meshplane",
+		BindAddress:            "127.0.0.1",
+		SecurePort:             6443,
+		EmbeddedEtcdClientPort: 2379,
+		EmbeddedEtcdPeerPort:   2380,
+	}
+}
+
+// AddFlags registers the flags on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.RootDirectory, "root-directory", o.RootDirectory, "Directory for the server's state: certificates, admin.kubeconfig and the embedded etcd's data.")
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address to serve on.")
+	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "Port to serve HTTPS on.")
+	fs.IntVar(&o.EmbeddedEtcdClientPort, "embedded-etcd-client-port", o.EmbeddedEtcdClientPort, "Client port of the embedded etcd.")
+	fs.IntVar(&o.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcdPeerPort, "Peer port of the embedded etcd.")
+	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "External etcd endpoints to use instead of the embedded etcd (comma separated).")
+	fs.StringVar(&o.ExternalHostname, "external-hostname", o.ExternalHostname, "Host name (and optional port) clients reach the server at; used in URLs the server hands out. Defaults to the bind address and secure port.")
+	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that signs accepted x509 client certificates (CN = user, O = groups).")
+}
+
+// Validate reports every bad flag at once.
+func (o *Options) Validate() []error {
+	var errs []error
+	if o.RootDirectory == "" {
+		errs = append(errs, fmt.Errorf("--root-directory must not be empty"))
+	}
+	if net.ParseIP(o.BindAddress) == nil {
+		errs = append(errs, fmt.Errorf("--bind-address %q is not an IP address", o.BindAddress))
+	}
+	for name, p := range map[string]int{
+		"--secure-port": o.SecurePort, "--embedded-etcd-client-port": o.EmbeddedEtcdClientPort,
+		"--embedded-etcd-peer-port": o.EmbeddedEtcdPeerPort,
+	} {
+		if p < 1 || p > 65535 {
+			errs = append(errs, fmt.Errorf("%s %d is not a port (1-65535)", name, p))
+		}
+	}
+	if len(o.EtcdServers) == 0 && o.EmbeddedEtcdClientPort == o.EmbeddedEtcdPeerPort {
+		errs = append(errs, fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port must differ"))
+	}
+	for name, f := range map[string]string{"--token-auth-file": o.TokenAuthFile, "--client-ca-file": o.ClientCAFile} {
+		if f == "" {
+			continue
+		}
+		if _, err := os.Stat(f); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	return errs
+}
+
+// Completed are options with defaults filled in.
+type Completed struct {
+	*Options
+	// ExternalAddress is host:port clients use.
+	ExternalAddress string
+}
+
+// Complete fills in defaults and absolute paths.
+func (o *Options) Complete() (*Completed, error) {
+	abs, err := filepath.Abs(o.RootDirectory)
+	if err != nil {
+		return nil, err
+	}
+	c := *o
+	c.RootDirectory = abs
+	ext := o.ExternalHostname
+	if ext == "" {
+		ext = o.BindAddress
+		if ext == "0.0.0.0" || ext == "::" {
+			ext = "127.0.0.1"
+		}
+	}
+	if _, _, err := net.SplitHostPort(ext); err != nil {
+		ext = net.JoinHostPort(ext, fmt.Sprint(o.SecurePort))
+	}
+	return &Completed{Options: &c, ExternalAddress: ext}, nil
+}

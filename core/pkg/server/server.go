@@ -1,0 +1,236 @@
+// Package server assembles the Meshplane core: etcd, storage partitioned by
+// logical cluster, the built-in APIs, authentication and authorization, and
+// the generic apiserver that serves them.
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/pkg/adminkubeconfig"
+	"github.com/meshplane/meshplane/core/pkg/admission/namespacelifecycle"
+	builtinapi "github.com/meshplane/meshplane/core/pkg/apis/builtin"
+	"github.com/meshplane/meshplane/core/pkg/authentication"
+	"github.com/meshplane/meshplane/core/pkg/authorization"
+	"github.com/meshplane/meshplane/core/pkg/certs"
+	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/embeddedetcd"
+	"github.com/meshplane/meshplane/core/pkg/openapi/definitions"
+	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
+	"github.com/meshplane/meshplane/core/pkg/server/options"
+	"github.com/meshplane/meshplane/core/pkg/storage/clusterstore"
+)
+
+// Server is a running Meshplane core.
+type Server struct {
+	opts       *options.Completed
+	etcd       *embeddedetcd.Server
+	backend    *clusterstore.Backend
+	generic    *genericapiserver.GenericAPIServer
+	kubeconfig string
+}
+
+// New builds the server: it starts etcd and prepares everything to serve.
+func New(opts *options.Completed) (*Server, error) {
+	s := &Server{opts: opts}
+	if err := os.MkdirAll(opts.RootDirectory, 0o755); err != nil {
+		return nil, err
+	}
+	endpoints := opts.EtcdServers
+	if len(endpoints) == 0 {
+		e, err := embeddedetcd.Start(opts.RootDirectory, opts.EmbeddedEtcdClientPort, opts.EmbeddedEtcdPeerPort)
+		if err != nil {
+			return nil, err
+		}
+		s.etcd = e
+		endpoints = []string{e.ClientURL}
+	}
+	backend, err := clusterstore.NewBackend(endpoints, "/registry", 5*time.Minute)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.backend = backend
+	if err := s.build(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) build() error {
+	opts := s.opts
+	host, _, _ := net.SplitHostPort(opts.ExternalAddress)
+	caFile, err := certs.Ensure(opts.RootDirectory, []string{host, opts.BindAddress})
+	if err != nil {
+		return fmt.Errorf("certificates: %w", err)
+	}
+	tokens, err := adminkubeconfig.LoadOrCreateTokens(opts.RootDirectory)
+	if err != nil {
+		return err
+	}
+
+	builtinOpts := &clusterstore.RESTOptionsGetter{
+		Backend: s.backend, Scheme: builtinapi.Scheme, Serializer: builtinapi.Codecs,
+		MediaType: "application/vnd.kubernetes.protobuf", Prefixes: builtin.StoragePrefixes(),
+	}
+	storage, err := builtin.NewStorage(builtinOpts)
+	if err != nil {
+		return err
+	}
+
+	authn, tokenAuthn, err := authentication.New(authentication.Config{
+		Tokens: map[string]*user.DefaultInfo{
+			tokens.KCPAdmin:   {Name: "kcp-admin", Groups: []string{authentication.KCPAdminGroup}},
+			tokens.ShardAdmin: {Name: "shard-admin", Groups: []string{authentication.MastersGroup}},
+		},
+		TokenAuthFile: opts.TokenAuthFile,
+		ClientCAFile:  opts.ClientCAFile,
+	})
+	if err != nil {
+		return err
+	}
+	authz, rules := authorization.New(storage.RBACSource())
+	builtin.AddReviews(storage, tokenAuthn, authz, rules)
+
+	config := genericapiserver.NewConfig(builtinapi.Codecs)
+	config.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
+	serving := genericoptions.NewSecureServingOptions()
+	serving.BindAddress = net.ParseIP(opts.BindAddress)
+	serving.BindPort = opts.SecurePort
+	serving.ServerCert.CertKey.CertFile = opts.RootDirectory + "/" + certs.ServingCert
+	serving.ServerCert.CertKey.KeyFile = opts.RootDirectory + "/" + certs.ServingKey
+	if err := serving.WithLoopback().ApplyTo(&config.SecureServing, &config.LoopbackClientConfig); err != nil {
+		return fmt.Errorf("serving: %w", err)
+	}
+	config.ExternalAddress = opts.ExternalAddress
+	config.Authentication.Authenticator = authn
+	config.Authorization.Authorizer = authz
+	config.RuleResolver = rules
+	config.AdmissionControl = namespacelifecycle.New(namespaceGetter(storage))
+
+	namer := openapinamer.NewDefinitionNamer(builtinapi.Scheme, apiextensionsapiserver.Scheme)
+	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions.GetOpenAPIDefinitions, namer)
+	config.OpenAPIConfig.Info.Title = "Meshplane"
+	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions.GetOpenAPIDefinitions, namer)
+	config.OpenAPIV3Config.Info.Title = "Meshplane"
+
+	config.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
+		chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(apiHandler), c)
+		return clusters.WithClusterPath(chain, builtinapi.Codecs)
+	}
+	config.AddHealthChecks(healthz.NamedCheck("etcd", func(r *http.Request) error { return s.backend.Ready(r.Context()) }))
+
+	generic, err := config.Complete(nil).New("meshplane", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return err
+	}
+	s.generic = generic
+	if err := installBuiltin(generic, storage); err != nil {
+		return err
+	}
+	crdOpts := &clusterstore.RESTOptionsGetter{
+		Backend: s.backend, Scheme: apiextensionsapiserver.Scheme, Serializer: apiextensionsapiserver.Codecs,
+		MediaType: "application/json",
+	}
+	if err := installCRDs(generic, crdOpts); err != nil {
+		return err
+	}
+
+	base := "https://" + opts.ExternalAddress
+	s.kubeconfig, err = adminkubeconfig.Write(opts.RootDirectory, base, caFile, tokens)
+	return err
+}
+
+func namespaceGetter(storage builtin.Storage) namespacelifecycle.GetNamespace {
+	getter := storage[corev1.SchemeGroupVersion]["namespaces"].(rest.Getter)
+	return func(ctx context.Context, name string) (*corev1.Namespace, error) {
+		obj, err := getter.Get(ctx, name, &metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return obj.(*corev1.Namespace), nil
+	}
+}
+
+func installBuiltin(s *genericapiserver.GenericAPIServer, storage builtin.Storage) error {
+	groups := map[string]*genericapiserver.APIGroupInfo{}
+	var order []string
+	for _, gv := range builtinapi.GroupVersions {
+		info, ok := groups[gv.Group]
+		if !ok {
+			i := genericapiserver.NewDefaultAPIGroupInfo(gv.Group, builtinapi.Scheme, builtinapi.ParameterCodec, builtinapi.Codecs)
+			info = &i
+			groups[gv.Group] = info
+			order = append(order, gv.Group)
+		}
+		info.VersionedResourcesStorageMap[gv.Version] = storage[gv]
+	}
+	for _, g := range order {
+		if g == "" {
+			if err := s.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, groups[g]); err != nil {
+				return fmt.Errorf("installing core/v1: %w", err)
+			}
+			continue
+		}
+		if err := s.InstallAPIGroup(groups[g]); err != nil {
+			return fmt.Errorf("installing %s: %w", g, err)
+		}
+	}
+	return nil
+}
+
+func installCRDs(s *genericapiserver.GenericAPIServer, opts *clusterstore.RESTOptionsGetter) error {
+	crds, err := customresourcedefinition.NewREST(apiextensionsapiserver.Scheme, opts)
+	if err != nil {
+		return err
+	}
+	info := genericapiserver.NewDefaultAPIGroupInfo("apiextensions.k8s.io", apiextensionsapiserver.Scheme,
+		metav1.ParameterCodec, apiextensionsapiserver.Codecs)
+	info.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{
+		"customresourcedefinitions":        crds,
+		"customresourcedefinitions/status": customresourcedefinition.NewStatusREST(apiextensionsapiserver.Scheme, crds),
+	}
+	return s.InstallAPIGroup(&info)
+}
+
+// Run serves until ctx is done, then shuts down gracefully.
+func (s *Server) Run(ctx context.Context) error {
+	defer s.Close()
+	klog.InfoS("Serving", "address", net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(s.opts.SecurePort)),
+		"kubeconfig", s.kubeconfig)
+	return s.generic.PrepareRun().RunWithContext(ctx)
+}
+
+// Close releases etcd.
+func (s *Server) Close() {
+	if s.backend != nil {
+		_ = s.backend.Close()
+		s.backend = nil
+	}
+	if s.etcd != nil {
+		s.etcd.Close()
+		s.etcd = nil
+	}
+}
+
+var _ = schema.GroupVersion{}

@@ -1,0 +1,96 @@
+package clusterstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/etcd3"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+)
+
+// Backend is one etcd connection shared by the storage of every resource and
+// every logical cluster. Stock apiserver storage opens a client per
+// resource; with per-cluster CRDs that would be a client per cluster.
+type Backend struct {
+	client    *kubernetes.Client
+	compactor etcd3.Compactor
+	stop      func()
+	prefix    string
+}
+
+// NewBackend connects to etcd at endpoints. Keys are stored under prefix
+// (for example /registry).
+func NewBackend(endpoints []string, prefix string, compactInterval time.Duration) (*Backend, error) {
+	client, err := kubernetes.New(clientv3.Config{
+		Endpoints:          endpoints,
+		DialTimeout:        20 * time.Second,
+		DialKeepAliveTime:  30 * time.Second,
+		MaxCallSendMsgSize: 3 * 1024 * 1024,
+		MaxCallRecvMsgSize: 128 * 1024 * 1024,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to etcd %v: %w", endpoints, err)
+	}
+	c := etcd3.NewCompactor(client.Client, compactInterval, clock.RealClock{}, nil)
+	return &Backend{client: client, compactor: c, prefix: prefix, stop: c.Stop}, nil
+}
+
+// Client returns the shared etcd client.
+func (b *Backend) Client() *clientv3.Client { return b.client.Client }
+
+// Close stops compaction and closes the connection.
+func (b *Backend) Close() error {
+	b.stop()
+	return b.client.Close()
+}
+
+// Ready reports whether etcd answers a read within a second.
+func (b *Backend) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err := b.client.Client.Get(ctx, "/meshplane-health", clientv3.WithCountOnly())
+	return err
+}
+
+// Decorator builds cluster-partitioned storage on the shared connection.
+// It is a generic.StorageDecorator; the watch cache is deliberately not used.
+func (b *Backend) Decorator(
+	config *storagebackend.ConfigForResource,
+	resourcePrefix string,
+	keyFunc func(obj runtime.Object) (string, error),
+	newFunc func() runtime.Object,
+	newListFunc func() runtime.Object,
+	getAttrsFunc storage.AttrFunc,
+	trigger storage.IndexerFuncs,
+	indexers *cache.Indexers,
+) (storage.Interface, factory.DestroyFunc, error) {
+	inner, err := b.NewStore(config, newFunc, newListFunc, resourcePrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	return New(inner, resourcePrefix), func() {}, nil
+}
+
+var _ generic.StorageDecorator = (&Backend{}).Decorator
+
+// NewStore returns raw (unpartitioned) etcd3 storage for one resource.
+func (b *Backend) NewStore(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, error) {
+	versioner := storage.APIObjectVersioner{}
+	leases := config.LeaseManagerConfig
+	if leases.ReuseDurationSeconds == 0 {
+		leases = etcd3.NewDefaultLeaseManagerConfig()
+	}
+	return etcd3.New(b.client, b.compactor, config.Codec, newFunc, newListFunc, b.prefix,
+		"/"+trimSlashes(resourcePrefix), config.GroupResource, identity.NewEncryptCheckTransformer(),
+		leases, etcd3.NewDefaultDecoder(config.Codec, versioner), versioner)
+}

@@ -1,0 +1,59 @@
+package clusterstore
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+)
+
+// RESTOptionsGetter hands registries storage on the shared backend, encoded
+// in the preferred version of the resource's group.
+type RESTOptionsGetter struct {
+	Backend *Backend
+	Scheme  *runtime.Scheme
+	// Serializer provides the storage encoding; MediaType picks it
+	// (application/vnd.kubernetes.protobuf for built-in kinds).
+	Serializer runtime.StorageSerializer
+	MediaType  string
+	// Prefixes overrides the storage prefix of a resource.
+	Prefixes map[schema.GroupResource]string
+}
+
+var _ generic.RESTOptionsGetter = &RESTOptionsGetter{}
+
+// GetRESTOptions implements generic.RESTOptionsGetter.
+func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	versions := g.Scheme.PrioritizedVersionsForGroup(resource.Group)
+	if len(versions) == 0 {
+		return generic.RESTOptions{}, fmt.Errorf("no version of group %q is registered", resource.Group)
+	}
+	codec, _, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
+		StorageMediaType:  g.MediaType,
+		StorageSerializer: g.Serializer,
+		StorageVersion:    versions[0],
+		MemoryVersion:     schema.GroupVersion{Group: resource.Group, Version: runtime.APIVersionInternal},
+	})
+	if err != nil {
+		return generic.RESTOptions{}, fmt.Errorf("storage codec for %s: %w", resource, err)
+	}
+	prefix := g.Prefixes[resource]
+	if prefix == "" {
+		prefix = resource.Resource
+		if resource.Group != "" {
+			prefix = resource.Group + "/" + resource.Resource
+		}
+	}
+	return generic.RESTOptions{
+		StorageConfig: &storagebackend.ConfigForResource{
+			Config:        storagebackend.Config{Codec: codec},
+			GroupResource: resource,
+		},
+		Decorator:               g.Backend.Decorator,
+		DeleteCollectionWorkers: 1,
+		ResourcePrefix:          "/" + prefix,
+	}, nil
+}
