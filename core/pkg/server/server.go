@@ -13,10 +13,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -33,6 +34,8 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/authorization"
 	"github.com/meshplane/meshplane/core/pkg/certs"
 	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/crd"
+	"github.com/meshplane/meshplane/core/pkg/discovery"
 	"github.com/meshplane/meshplane/core/pkg/embeddedetcd"
 	"github.com/meshplane/meshplane/core/pkg/openapi/definitions"
 	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
@@ -134,8 +137,30 @@ func (s *Server) build() error {
 	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions.GetOpenAPIDefinitions, namer)
 	config.OpenAPIV3Config.Info.Title = "Meshplane"
 
+	crdOpts := &clusterstore.RESTOptionsGetter{
+		Backend: s.backend, Scheme: apiextensionsapiserver.Scheme, Serializer: apiextensionsapiserver.Codecs,
+		MediaType: "application/json",
+	}
+	crds, err := customresourcedefinition.NewREST(apiextensionsapiserver.Scheme, crdOpts)
+	if err != nil {
+		return err
+	}
+	converters, err := conversion.NewCRConverterFactory(nil, nil)
+	if err != nil {
+		return err
+	}
+	crdIndex := crd.NewIndex(crds)
+	crdHandler := &crd.Handler{
+		Index:             crdIndex,
+		Builder:           &crd.Builder{Decorator: s.backend.Decorator, Authorizer: authz, Converters: converters, MaxBodyBytes: config.MaxRequestBodyBytes},
+		Admission:         config.AdmissionControl,
+		Builtin:           builtinGroups(),
+		MinRequestTimeout: time.Duration(config.MinRequestTimeout) * time.Second,
+	}
 	config.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
-		chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(apiHandler), c)
+		crdHandler.Next = apiHandler
+		api := &discovery.Handler{CRDs: crdIndex, Static: apiHandler, Next: crdHandler}
+		chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(api), c)
 		return clusters.WithClusterPath(chain, builtinapi.Codecs)
 	}
 	config.AddHealthChecks(healthz.NamedCheck("etcd", func(r *http.Request) error { return s.backend.Ready(r.Context()) }))
@@ -148,11 +173,17 @@ func (s *Server) build() error {
 	if err := installBuiltin(generic, storage); err != nil {
 		return err
 	}
-	crdOpts := &clusterstore.RESTOptionsGetter{
-		Backend: s.backend, Scheme: apiextensionsapiserver.Scheme, Serializer: apiextensionsapiserver.Codecs,
-		MediaType: "application/json",
+	crdInfo, err := installCRDs(generic, crds)
+	if err != nil {
+		return err
 	}
-	if err := installCRDs(generic, crdOpts); err != nil {
+	crdHandler.Builder.StaticOpenAPI = crdInfo.StaticOpenAPISpec
+	crdController := &crd.Controller{CRDs: crds, Status: customresourcedefinition.NewStatusREST(apiextensionsapiserver.Scheme, crds), Handler: crdHandler}
+	if err := generic.AddPostStartHook("meshplane-crds", func(ctx genericapiserver.PostStartHookContext) error {
+		go crdIndex.Run(ctx)
+		go crdController.Run(ctx)
+		return nil
+	}); err != nil {
 		return err
 	}
 
@@ -199,18 +230,22 @@ func installBuiltin(s *genericapiserver.GenericAPIServer, storage builtin.Storag
 	return nil
 }
 
-func installCRDs(s *genericapiserver.GenericAPIServer, opts *clusterstore.RESTOptionsGetter) error {
-	crds, err := customresourcedefinition.NewREST(apiextensionsapiserver.Scheme, opts)
-	if err != nil {
-		return err
+func builtinGroups() map[string]bool {
+	out := map[string]bool{apiextensionsv1.GroupName: true}
+	for _, gv := range builtinapi.GroupVersions {
+		out[gv.Group] = true
 	}
+	return out
+}
+
+func installCRDs(s *genericapiserver.GenericAPIServer, crds *customresourcedefinition.REST) (*genericapiserver.APIGroupInfo, error) {
 	info := genericapiserver.NewDefaultAPIGroupInfo("apiextensions.k8s.io", apiextensionsapiserver.Scheme,
 		metav1.ParameterCodec, apiextensionsapiserver.Codecs)
 	info.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{
 		"customresourcedefinitions":        crds,
 		"customresourcedefinitions/status": customresourcedefinition.NewStatusREST(apiextensionsapiserver.Scheme, crds),
 	}
-	return s.InstallAPIGroup(&info)
+	return &info, s.InstallAPIGroup(&info)
 }
 
 // Run serves until ctx is done, then shuts down gracefully.
@@ -232,5 +267,3 @@ func (s *Server) Close() {
 		s.etcd = nil
 	}
 }
-
-var _ = schema.GroupVersion{}

@@ -171,11 +171,13 @@ var (
 	_ rest.GroupVersionKindProvider = (*review)(nil)
 )
 
-func (r *review) New() runtime.Object           { return r.newFunc() }
-func (r *review) Destroy()                      {}
-func (r *review) NamespaceScoped() bool         { return r.namespaced }
-func (r *review) GetSingularName() string       { return r.singular }
-func (r *review) GroupVersionKind(gv schema.GroupVersion) schema.GroupVersionKind { return gv.WithKind(r.kind) }
+func (r *review) New() runtime.Object     { return r.newFunc() }
+func (r *review) Destroy()                {}
+func (r *review) NamespaceScoped() bool   { return r.namespaced }
+func (r *review) GetSingularName() string { return r.singular }
+func (r *review) GroupVersionKind(gv schema.GroupVersion) schema.GroupVersionKind {
+	return gv.WithKind(r.kind)
+}
 
 func (r *review) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
 	if createValidation != nil {

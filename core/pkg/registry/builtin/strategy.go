@@ -38,9 +38,9 @@ type strategy struct {
 	apiVersion string
 }
 
-func (s *strategy) NamespaceScoped() bool          { return s.namespaced }
-func (s *strategy) AllowCreateOnUpdate() bool      { return false }
-func (s *strategy) AllowUnconditionalUpdate() bool { return true }
+func (s *strategy) NamespaceScoped() bool           { return s.namespaced }
+func (s *strategy) AllowCreateOnUpdate() bool       { return false }
+func (s *strategy) AllowUnconditionalUpdate() bool  { return true }
 func (s *strategy) Canonicalize(obj runtime.Object) {}
 
 func (s *strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {

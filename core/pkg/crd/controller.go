@@ -1,0 +1,180 @@
+package crd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/pkg/clusters"
+)
+
+// Controller accepts the names of new CRDs, marks them Established, and
+// deletes a CRD's custom resources before the CRD itself goes.
+type Controller struct {
+	CRDs    rest.StandardStorage
+	Status  rest.Updater
+	Handler *Handler
+	queue   workqueue.TypedRateLimitingInterface[string]
+}
+
+// Run processes CRD events until ctx is done.
+func (c *Controller) Run(ctx context.Context) {
+	c.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	defer c.queue.ShutDown()
+	enqueue := func(obj any) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		crd, ok := obj.(*apiextensionsinternal.CustomResourceDefinition)
+		if !ok {
+			return
+		}
+		c.queue.Add(crd.Annotations[clusters.Annotation] + "|" + crd.Name)
+	}
+	c.Handler.Index.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if crd, ok := obj.(*apiextensionsinternal.CustomResourceDefinition); ok {
+				c.Handler.Forget(crd.UID)
+			}
+		},
+	})
+	for i := 0; i < 2; i++ {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for {
+		key, quit := c.queue.Get()
+		if quit {
+			return
+		}
+		cluster, name, _ := strings.Cut(key, "|")
+		if err := c.reconcile(ctx, cluster, name); err != nil {
+			klog.ErrorS(err, "Reconciling CRD", "cluster", cluster, "name", name)
+			c.queue.AddRateLimited(key)
+		} else {
+			c.queue.Forget(key)
+		}
+		c.queue.Done(key)
+	}
+}
+
+func (c *Controller) reconcile(ctx context.Context, cluster, name string) error {
+	ctx = genericapirequest.WithNamespace(clusters.WithCluster(ctx, cluster), metav1.NamespaceNone)
+	obj, err := c.CRDs.Get(ctx, name, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	crd := obj.(*apiextensionsinternal.CustomResourceDefinition)
+	if crd.DeletionTimestamp != nil {
+		return c.cleanup(ctx, crd)
+	}
+	if apiextensionsinternal.IsCRDConditionTrue(crd, apiextensionsinternal.Established) &&
+		crd.Status.AcceptedNames.Plural == crd.Spec.Names.Plural && crd.Status.AcceptedNames.Kind == crd.Spec.Names.Kind &&
+		equalStrings(crd.Status.AcceptedNames.ShortNames, crd.Spec.Names.ShortNames) &&
+		equalStrings(crd.Status.AcceptedNames.Categories, crd.Spec.Names.Categories) {
+		return nil
+	}
+	crd = crd.DeepCopy()
+	crd.Status.AcceptedNames = crd.Spec.Names
+	if crd.Status.AcceptedNames.Singular == "" {
+		crd.Status.AcceptedNames.Singular = strings.ToLower(crd.Spec.Names.Kind)
+	}
+	if crd.Status.AcceptedNames.ListKind == "" {
+		crd.Status.AcceptedNames.ListKind = crd.Spec.Names.Kind + "List"
+	}
+	now := metav1.Now()
+	for _, cond := range []apiextensionsinternal.CustomResourceDefinitionCondition{
+		{Type: apiextensionsinternal.NamesAccepted, Status: apiextensionsinternal.ConditionTrue, Reason: "NoConflicts", Message: "no conflicts found", LastTransitionTime: now},
+		{Type: apiextensionsinternal.Established, Status: apiextensionsinternal.ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted", LastTransitionTime: now},
+	} {
+		apiextensionsinternal.SetCRDCondition(crd, cond)
+	}
+	stored := []string{}
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			stored = append(stored, v.Name)
+		}
+	}
+	for _, v := range stored {
+		if !contains(crd.Status.StoredVersions, v) {
+			crd.Status.StoredVersions = append(crd.Status.StoredVersions, v)
+		}
+	}
+	_, _, err = c.Status.Update(ctx, crd.Name, rest.DefaultUpdatedObjectInfo(crd), rest.ValidateAllObjectFunc,
+		rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	return err
+}
+
+// cleanup deletes every custom resource of a CRD being deleted, then lets
+// the CRD go by removing its finalizer.
+func (c *Controller) cleanup(ctx context.Context, crd *apiextensionsinternal.CustomResourceDefinition) error {
+	if !apiextensionsinternal.CRDHasFinalizer(crd, apiextensionsinternal.CustomResourceCleanupFinalizer) {
+		return nil
+	}
+	if v1 := c.Handler.Index.Get(crd.Annotations[clusters.Annotation], crd.Name); v1 != nil && crd.Status.AcceptedNames.Plural != "" {
+		si, err := c.Handler.servingInfo(v1)
+		if err != nil {
+			return fmt.Errorf("serving info for cleanup: %w", err)
+		}
+		for _, st := range si.storage {
+			all := genericapirequest.WithNamespace(ctx, metav1.NamespaceAll)
+			if _, err := st.CustomResource.DeleteCollection(all, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{},
+				&metainternalversion.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting custom resources: %w", err)
+			}
+			break // every version shares one storage
+		}
+	}
+	crd = crd.DeepCopy()
+	apiextensionsinternal.CRDRemoveFinalizer(crd, apiextensionsinternal.CustomResourceCleanupFinalizer)
+	_, _, err := c.CRDs.Update(ctx, crd.Name, rest.DefaultUpdatedObjectInfo(crd), rest.ValidateAllObjectFunc,
+		rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,169 @@
+// Package crd serves CustomResourceDefinitions per logical cluster: a CRD
+// in cluster a is served only in a, and the same group and resource with
+// another schema in b is independent.
+package crd
+
+import (
+	"context"
+	"sync"
+
+	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/pkg/clusters"
+)
+
+// Storage is what the index needs of the CRD registry.
+type Storage interface {
+	rest.Lister
+	rest.Watcher
+}
+
+// Index keeps every cluster's CRDs in memory, fed by a wildcard watch on
+// the CRD registry.
+type Index struct {
+	informer cache.SharedIndexInformer
+
+	mu        sync.RWMutex
+	byCluster map[string]map[string]*apiextensionsv1.CustomResourceDefinition
+	onChange  []func(cluster string)
+}
+
+// NewIndex returns an index over the CRDs of storage.
+func NewIndex(storage Storage) *Index {
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return storage.List(clusters.WithCluster(ctx, clusters.Wildcard), internalListOptions(opts))
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return storage.Watch(clusters.WithCluster(ctx, clusters.Wildcard), internalListOptions(opts))
+		},
+	}
+	i := &Index{byCluster: map[string]map[string]*apiextensionsv1.CustomResourceDefinition{}}
+	i.informer = cache.NewSharedIndexInformer(lw, &apiextensionsinternal.CustomResourceDefinition{}, 0, cache.Indexers{})
+	_, _ = i.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { i.set(obj, false) },
+		UpdateFunc: func(_, obj any) { i.set(obj, false) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			i.set(obj, true)
+		},
+	})
+	return i
+}
+
+func internalListOptions(in metav1.ListOptions) *metainternalversion.ListOptions {
+	out := &metainternalversion.ListOptions{}
+	if err := metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&in, out, nil); err != nil {
+		klog.ErrorS(err, "Converting list options")
+	}
+	return out
+}
+
+// Run feeds the index until ctx is done.
+func (i *Index) Run(ctx context.Context) { i.informer.RunWithContext(ctx) }
+
+// HasSynced reports whether the first list is in.
+func (i *Index) HasSynced() bool { return i.informer.HasSynced() }
+
+// OnChange registers f to be called with the cluster whose CRDs changed.
+func (i *Index) OnChange(f func(cluster string)) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.onChange = append(i.onChange, f)
+}
+
+// AddEventHandler lets controllers follow CRD events.
+func (i *Index) AddEventHandler(h cache.ResourceEventHandler) {
+	_, _ = i.informer.AddEventHandler(h)
+}
+
+func (i *Index) set(obj any, deleted bool) {
+	in, ok := obj.(*apiextensionsinternal.CustomResourceDefinition)
+	if !ok {
+		return
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := apiextensionsv1.Convert_apiextensions_CustomResourceDefinition_To_v1_CustomResourceDefinition(in, crd, nil); err != nil {
+		klog.ErrorS(err, "Converting CRD", "name", in.Name)
+		return
+	}
+	cluster := crd.Annotations[clusters.Annotation]
+	i.mu.Lock()
+	m := i.byCluster[cluster]
+	if deleted {
+		delete(m, crd.Name)
+		if len(m) == 0 {
+			delete(i.byCluster, cluster)
+		}
+	} else {
+		if m == nil {
+			m = map[string]*apiextensionsv1.CustomResourceDefinition{}
+			i.byCluster[cluster] = m
+		}
+		m[crd.Name] = crd
+	}
+	listeners := i.onChange
+	i.mu.Unlock()
+	for _, f := range listeners {
+		f(cluster)
+	}
+}
+
+// Get returns the CRD named name (<plural>.<group>) in cluster. For the
+// wildcard cluster it returns such a CRD of any cluster.
+func (i *Index) Get(cluster, name string) *apiextensionsv1.CustomResourceDefinition {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	if cluster != clusters.Wildcard {
+		return i.byCluster[cluster][name]
+	}
+	for _, m := range i.byCluster {
+		if crd, ok := m[name]; ok && established(crd) {
+			return crd
+		}
+	}
+	return nil
+}
+
+// List returns the CRDs of cluster (of every cluster for the wildcard,
+// one per name).
+func (i *Index) List(cluster string) []*apiextensionsv1.CustomResourceDefinition {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	var out []*apiextensionsv1.CustomResourceDefinition
+	if cluster != clusters.Wildcard {
+		for _, crd := range i.byCluster[cluster] {
+			out = append(out, crd)
+		}
+		return out
+	}
+	seen := map[string]bool{}
+	for _, m := range i.byCluster {
+		for name, crd := range m {
+			if !seen[name] && established(crd) {
+				seen[name] = true
+				out = append(out, crd)
+			}
+		}
+	}
+	return out
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
