@@ -169,3 +169,30 @@ func served(crd *apiextensionsv1.CustomResourceDefinition, version string) bool 
 	}
 	return false
 }
+
+// Content is a registry of custom resources.
+type Content interface {
+	rest.Lister
+	rest.CollectionDeleter
+}
+
+// NamespacedContents returns the registries of cluster's namespaced custom
+// resources, for emptying namespaces.
+func (h *Handler) NamespacedContents(cluster string) []Content {
+	var out []Content
+	for _, crd := range h.Index.List(cluster) {
+		if crd.Spec.Scope != apiextensionsv1.NamespaceScoped || !established(crd) {
+			continue
+		}
+		si, err := h.servingInfo(crd)
+		if err != nil {
+			klog.ErrorS(err, "Serving custom resources", "crd", crd.Name, "cluster", cluster)
+			continue
+		}
+		for _, st := range si.storage {
+			out = append(out, st.CustomResource)
+			break // every version shares one storage
+		}
+	}
+	return out
+}

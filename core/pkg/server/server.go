@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,9 +35,11 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/authorization"
 	"github.com/meshplane/meshplane/core/pkg/certs"
 	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/controllers/namespace"
 	"github.com/meshplane/meshplane/core/pkg/crd"
 	"github.com/meshplane/meshplane/core/pkg/discovery"
 	"github.com/meshplane/meshplane/core/pkg/embeddedetcd"
+	"github.com/meshplane/meshplane/core/pkg/openapi/clusterspec"
 	"github.com/meshplane/meshplane/core/pkg/openapi/definitions"
 	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
 	"github.com/meshplane/meshplane/core/pkg/server/options"
@@ -159,7 +162,8 @@ func (s *Server) build() error {
 	}
 	config.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		crdHandler.Next = apiHandler
-		api := &discovery.Handler{CRDs: crdIndex, Static: apiHandler, Next: crdHandler}
+		openapi := &clusterspec.Handler{CRDs: crdIndex, Static: apiHandler, Next: crdHandler}
+		api := &discovery.Handler{CRDs: crdIndex, Static: apiHandler, Next: openapi}
 		chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(api), c)
 		return clusters.WithClusterPath(chain, builtinapi.Codecs)
 	}
@@ -173,15 +177,28 @@ func (s *Server) build() error {
 	if err := installBuiltin(generic, storage); err != nil {
 		return err
 	}
+	builtinContents := namespacedContents(storage)
 	crdInfo, err := installCRDs(generic, crds)
 	if err != nil {
 		return err
 	}
 	crdHandler.Builder.StaticOpenAPI = crdInfo.StaticOpenAPISpec
 	crdController := &crd.Controller{CRDs: crds, Status: customresourcedefinition.NewStatusREST(apiextensionsapiserver.Scheme, crds), Handler: crdHandler}
-	if err := generic.AddPostStartHook("meshplane-crds", func(ctx genericapiserver.PostStartHookContext) error {
+	nsController := &namespace.Controller{
+		Namespaces: storage[corev1.SchemeGroupVersion]["namespaces"].(namespaceStorage),
+		Finalize:   storage[corev1.SchemeGroupVersion]["namespaces/finalize"].(rest.Updater),
+		Contents: func(cluster string) []namespace.Content {
+			out := builtinContents
+			for _, c := range crdHandler.NamespacedContents(cluster) {
+				out = append(out, c)
+			}
+			return out
+		},
+	}
+	if err := generic.AddPostStartHook("meshplane-controllers", func(ctx genericapiserver.PostStartHookContext) error {
 		go crdIndex.Run(ctx)
 		go crdController.Run(ctx)
+		go nsController.Run(ctx)
 		return nil
 	}); err != nil {
 		return err
@@ -228,6 +245,31 @@ func installBuiltin(s *genericapiserver.GenericAPIServer, storage builtin.Storag
 		}
 	}
 	return nil
+}
+
+type namespaceStorage interface {
+	rest.Lister
+	rest.Watcher
+	rest.Getter
+	rest.GracefulDeleter
+}
+
+// namespacedContents lists the built-in registries of namespaced objects.
+func namespacedContents(storage builtin.Storage) []namespace.Content {
+	var out []namespace.Content
+	for _, byPath := range storage {
+		for path, st := range byPath {
+			if strings.Contains(path, "/") {
+				continue
+			}
+			scoper, ok := st.(rest.Scoper)
+			content, ok2 := st.(namespace.Content)
+			if ok && ok2 && scoper.NamespaceScoped() {
+				out = append(out, content)
+			}
+		}
+	}
+	return out
 }
 
 func builtinGroups() map[string]bool {

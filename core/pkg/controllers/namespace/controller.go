@@ -1,0 +1,172 @@
+// Package namespace empties and then removes namespaces being deleted, in
+// every logical cluster: the work kube's namespace controller does.
+//
+// Reconcile steps for a namespace with a deletion timestamp:
+//  1. delete every namespaced object in it, of built-in and custom resources;
+//  2. wait until nothing is left (objects may carry finalizers);
+//  3. remove the "kubernetes" finalizer through namespaces/finalize;
+//  4. delete the namespace again, which now removes it.
+package namespace
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/pkg/clusters"
+)
+
+// Content is a namespaced resource whose objects the controller deletes.
+type Content interface {
+	rest.Lister
+	rest.CollectionDeleter
+}
+
+// Controller removes namespaces being deleted.
+type Controller struct {
+	// Namespaces is the namespace registry; Finalize its /finalize subresource.
+	Namespaces interface {
+		rest.Lister
+		rest.Watcher
+		rest.Getter
+		rest.GracefulDeleter
+	}
+	Finalize rest.Updater
+	// Contents lists the namespaced resources of a cluster.
+	Contents func(cluster string) []Content
+
+	queue workqueue.TypedRateLimitingInterface[string]
+}
+
+// Run works until ctx is done.
+func (c *Controller) Run(ctx context.Context) {
+	c.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	defer c.queue.ShutDown()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return c.Namespaces.List(clusters.WithCluster(ctx, clusters.Wildcard), internal(opts))
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return c.Namespaces.Watch(clusters.WithCluster(ctx, clusters.Wildcard), internal(opts))
+		},
+	}
+	informer := cache.NewSharedIndexInformer(lw, &corev1.Namespace{}, 0, cache.Indexers{})
+	enqueue := func(obj any) {
+		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
+			c.queue.Add(ns.Annotations[clusters.Annotation] + "|" + ns.Name)
+		}
+	}
+	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) },
+	})
+	go informer.RunWithContext(ctx)
+	for i := 0; i < 2; i++ {
+		go wait.UntilWithContext(ctx, c.worker, time.Second)
+	}
+	<-ctx.Done()
+}
+
+func internal(in metav1.ListOptions) *metainternalversion.ListOptions {
+	out := &metainternalversion.ListOptions{}
+	_ = metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&in, out, nil)
+	return out
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for {
+		key, quit := c.queue.Get()
+		if quit {
+			return
+		}
+		cluster, name, _ := strings.Cut(key, "|")
+		requeue, err := c.reconcile(ctx, cluster, name)
+		switch {
+		case err != nil:
+			klog.ErrorS(err, "Deleting namespace", "cluster", cluster, "namespace", name)
+			c.queue.AddRateLimited(key)
+		case requeue:
+			c.queue.AddAfter(key, 2*time.Second)
+		default:
+			c.queue.Forget(key)
+		}
+		c.queue.Done(key)
+	}
+}
+
+func (c *Controller) reconcile(ctx context.Context, cluster, name string) (requeue bool, err error) {
+	clusterCtx := genericapirequest.WithNamespace(clusters.WithCluster(ctx, cluster), metav1.NamespaceNone)
+	obj, err := c.Namespaces.Get(clusterCtx, name, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ns := obj.(*corev1.Namespace)
+	if ns.DeletionTimestamp == nil {
+		return false, nil
+	}
+	inNS := genericapirequest.WithNamespace(clusters.WithCluster(ctx, cluster), name)
+	left := 0
+	for _, content := range c.Contents(cluster) {
+		if _, err := content.DeleteCollection(inNS, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{},
+			&metainternalversion.ListOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) {
+			return false, fmt.Errorf("deleting content: %w", err)
+		}
+		list, err := content.List(inNS, &metainternalversion.ListOptions{})
+		if err != nil {
+			continue
+		}
+		if n := meta.LenList(list); n > 0 {
+			left += n
+		}
+	}
+	if left > 0 {
+		return true, nil
+	}
+	if hasKubernetesFinalizer(ns) {
+		ns = ns.DeepCopy()
+		var keep []corev1.FinalizerName
+		for _, f := range ns.Spec.Finalizers {
+			if f != corev1.FinalizerKubernetes {
+				keep = append(keep, f)
+			}
+		}
+		ns.Spec.Finalizers = keep
+		if _, _, err := c.Finalize.Update(clusterCtx, name, rest.DefaultUpdatedObjectInfo(ns), rest.ValidateAllObjectFunc,
+			rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
+			return false, fmt.Errorf("finalizing: %w", err)
+		}
+		if len(keep) > 0 {
+			return false, nil // other finalizers decide when it goes
+		}
+	}
+	if _, _, err := c.Namespaces.Delete(clusterCtx, name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	return false, nil
+}
+
+func hasKubernetesFinalizer(ns *corev1.Namespace) bool {
+	for _, f := range ns.Spec.Finalizers {
+		if f == corev1.FinalizerKubernetes {
+			return true
+		}
+	}
+	return false
+}
