@@ -1,0 +1,413 @@
+// Command meshplane-bench measures a kcp-compatible Kubernetes API server
+// (Meshplane or kcp): configmap create/get/list throughput and latency in a
+// logical cluster, the memory cost per logical cluster, server start-to-ready
+// time, and a raw etcd put ceiling. It prints a Markdown table.
+//
+// Example against a running server:
+//
+//	meshplane-bench --kubeconfig .meshplane/admin.kubeconfig --pid $(pgrep -n meshplane)
+//
+// Against kcp, whose logical clusters must exist beforehand:
+//
+//	meshplane-bench --kubeconfig .kcp/admin.kubeconfig --cluster-path root --clusters 0
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+
+	"github.com/meshplane/meshplane/core/pkg/bench"
+	"github.com/meshplane/meshplane/core/pkg/bench/etcdbench"
+	"github.com/meshplane/meshplane/core/pkg/bench/kubebench"
+)
+
+type options struct {
+	kubeconfig  string
+	context     string
+	cluster     string
+	clusterPath string
+
+	creates, workers  int
+	gets              int
+	listSize, lists   int
+	clusters, cWorker int
+
+	pid int
+
+	etcdEndpoint                   string
+	etcdEmbedded                   bool
+	etcdPuts                       int
+	etcdCACert, etcdCert, etcdKey  string
+	startCmd, readyURL, serverLog  string
+	readyTimeout, stopTimeout      time.Duration
+	timeout, phaseTimeout, reqTime time.Duration
+	settle                         time.Duration
+
+	keep     bool
+	jsonPath string
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func newFlagSet(o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet("meshplane-bench", flag.ContinueOnError)
+	// The flag package's own error and usage output is suppressed; run
+	// prints the error with a hint, and the usage only for -h/--help.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "admin kubeconfig (default $KUBECONFIG); with --start-cmd it is read once the server is ready")
+	fs.StringVar(&o.context, "context", "", `kubeconfig context (default "base" if present, else the current context); any /clusters/<name> suffix of its server URL is stripped`)
+	fs.StringVar(&o.cluster, "cluster", "", "logical cluster for the configmap phases, served at <server>/clusters/<name> (default bench-<random>; Meshplane creates it implicitly)")
+	fs.StringVar(&o.clusterPath, "cluster-path", "", "existing logical cluster or workspace path (e.g. root) to use instead of --cluster; needed for kcp")
+	fs.IntVar(&o.creates, "creates", 2000, "configmaps created per create run (one run with 1 client, one with --workers clients); 0 skips")
+	fs.IntVar(&o.workers, "workers", 8, "concurrent clients of the multi-client create run (and etcd put run)")
+	fs.IntVar(&o.gets, "gets", 2000, "sequential GETs of one configmap; 0 skips")
+	fs.IntVar(&o.listSize, "list-size", 2000, "configmaps in the listed namespace (missing ones are created)")
+	fs.IntVar(&o.lists, "lists", 20, "LISTs of the namespace; 0 skips")
+	fs.IntVar(&o.clusters, "clusters", 1000, "logical clusters bench-lc-<i> to create (namespace bench + 1 configmap each); 0 skips")
+	fs.IntVar(&o.cWorker, "cluster-workers", 8, "concurrent clients of the logical cluster phase")
+	fs.IntVar(&o.pid, "pid", 0, "server process id to sample VmRSS of (idle, after load); implied by --start-cmd")
+	fs.StringVar(&o.etcdEndpoint, "etcd-endpoint", "", "etcd endpoint URL(s), comma-separated, for the raw put ceiling")
+	fs.BoolVar(&o.etcdEmbedded, "etcd-embedded", false, "measure the raw put ceiling against a throw-away embedded etcd (temp dir, free 127.0.0.1 ports)")
+	fs.IntVar(&o.etcdPuts, "etcd-puts", 0, "puts per etcd run (default: --creates, or 2000 if that is 0)")
+	fs.StringVar(&o.etcdCACert, "etcd-cacert", "", "CA bundle for --etcd-endpoint")
+	fs.StringVar(&o.etcdCert, "etcd-cert", "", "client certificate for --etcd-endpoint")
+	fs.StringVar(&o.etcdKey, "etcd-key", "", "client key for --etcd-endpoint")
+	fs.StringVar(&o.startCmd, "start-cmd", "", "server command to start (run via /bin/sh -c 'exec CMD'); stopped with SIGTERM at the end")
+	fs.StringVar(&o.readyURL, "ready-url", "", "readiness URL polled every 20ms (TLS not verified); required with --start-cmd")
+	fs.StringVar(&o.serverLog, "server-log", "", "file for the started server's output (default: a temp file, removed on success)")
+	fs.DurationVar(&o.readyTimeout, "ready-timeout", 3*time.Minute, "maximum time for the started server to become ready")
+	fs.DurationVar(&o.stopTimeout, "stop-timeout", 30*time.Second, "time the started server gets to exit after SIGTERM before SIGKILL")
+	fs.DurationVar(&o.timeout, "timeout", time.Hour, "overall time limit of the measurements")
+	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 15*time.Minute, "time limit of each phase")
+	fs.DurationVar(&o.reqTime, "request-timeout", 30*time.Second, "time limit of each API request")
+	fs.DurationVar(&o.settle, "settle", 2*time.Second, "pause before each RSS sample")
+	fs.BoolVar(&o.keep, "keep", false, "keep the created namespaces and objects")
+	fs.StringVar(&o.jsonPath, "json", "", `also write the results as JSON to this file ("-": JSON on stdout, table on stderr)`)
+	return fs
+}
+
+func printUsage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, `Usage: meshplane-bench --kubeconfig FILE [flags]
+
+Benchmarks a kcp-compatible Kubernetes API server (Meshplane or kcp) and
+prints a Markdown table (figure | value). Progress goes to stderr. Exit status
+is 0 on success, 1 if any phase failed, 2 on bad flags.
+
+Flags:
+`)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := newFlagSet(o)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(fs, stderr)
+		}
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *options) kubeEnabled() bool {
+	return o.creates > 0 || o.gets > 0 || o.lists > 0 || o.clusters > 0 || o.pid > 0 || o.startCmd != ""
+}
+
+func (o *options) validate() error {
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"--creates", o.creates}, {"--gets", o.gets}, {"--list-size", o.listSize}, {"--lists", o.lists}, {"--clusters", o.clusters}, {"--etcd-puts", o.etcdPuts}, {"--pid", o.pid}} {
+		if c.v < 0 {
+			return fmt.Errorf("%s must not be negative, got %d", c.name, c.v)
+		}
+	}
+	if o.workers < 1 || o.workers > 1024 {
+		return fmt.Errorf("--workers must be in [1, 1024], got %d", o.workers)
+	}
+	if o.cWorker < 1 || o.cWorker > 1024 {
+		return fmt.Errorf("--cluster-workers must be in [1, 1024], got %d", o.cWorker)
+	}
+	const maxCount = 10_000_000
+	if o.creates > maxCount || o.gets > maxCount || o.listSize > maxCount || o.lists > maxCount || o.clusters > maxCount || o.etcdPuts > maxCount {
+		return fmt.Errorf("counts are limited to %d", maxCount)
+	}
+	if o.lists > 0 && o.listSize < 1 {
+		return errors.New("--list-size must be positive when --lists > 0")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--ready-timeout", o.readyTimeout}, {"--stop-timeout", o.stopTimeout}, {"--timeout", o.timeout}, {"--phase-timeout", o.phaseTimeout}, {"--request-timeout", o.reqTime}} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s must be positive, got %s", d.name, d.v)
+		}
+	}
+	if o.settle < 0 {
+		return fmt.Errorf("--settle must not be negative, got %s", o.settle)
+	}
+	if o.cluster != "" && o.clusterPath != "" {
+		return errors.New("--cluster and --cluster-path are mutually exclusive")
+	}
+	for _, c := range []string{o.cluster, o.clusterPath} {
+		if c != "" {
+			if err := bench.ValidateClusterName(c); err != nil {
+				return err
+			}
+		}
+	}
+	if o.etcdEndpoint != "" && o.etcdEmbedded {
+		return errors.New("--etcd-endpoint and --etcd-embedded are mutually exclusive")
+	}
+	if o.etcdEndpoint == "" && (o.etcdCACert != "" || o.etcdCert != "" || o.etcdKey != "") {
+		return errors.New("--etcd-cacert/--etcd-cert/--etcd-key need --etcd-endpoint")
+	}
+	if (o.etcdCert == "") != (o.etcdKey == "") {
+		return errors.New("--etcd-cert and --etcd-key go together")
+	}
+	for _, ep := range splitList(o.etcdEndpoint) {
+		if err := checkURL("--etcd-endpoint", ep); err != nil {
+			return err
+		}
+	}
+	if o.startCmd != "" {
+		if o.pid != 0 {
+			return errors.New("--pid and --start-cmd are mutually exclusive (the started process is measured)")
+		}
+		if o.readyURL == "" {
+			return errors.New("--start-cmd needs --ready-url")
+		}
+		if err := checkURL("--ready-url", o.readyURL); err != nil {
+			return err
+		}
+	} else if o.readyURL != "" || o.serverLog != "" {
+		return errors.New("--ready-url and --server-log need --start-cmd")
+	}
+	if o.pid > 0 {
+		if _, err := bench.ReadRSS(o.pid); err != nil {
+			return fmt.Errorf("--pid %d: %w", o.pid, err)
+		}
+	}
+	if o.kubeEnabled() && o.kubeconfig == "" {
+		return errors.New("--kubeconfig is required (or set $KUBECONFIG)")
+	}
+	if !o.kubeEnabled() && o.etcdEndpoint == "" && !o.etcdEmbedded {
+		return errors.New("nothing to measure")
+	}
+	return nil
+}
+
+func checkURL(flagName, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: %q is not an http(s) URL", flagName, s)
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "meshplane-bench: %v\nRun 'meshplane-bench -h' for usage.\n", err)
+		return 2
+	}
+
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(stderr, "[%s] "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+	}
+	sigCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	// After the first signal, a second one terminates the benchmark at once.
+	context.AfterFunc(sigCtx, stopSignals)
+	ctx, cancel := context.WithTimeout(sigCtx, o.timeout)
+	defer cancel()
+
+	rep := bench.NewReport()
+	rep.Info("host", "benchmark host", fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()))
+
+	pid := o.pid
+	var srv *server
+	if o.startCmd != "" {
+		srv, err = startServer(ctx, o, rep, logf)
+		if err != nil {
+			rep.Error(err)
+			return finish(o, rep, stdout, stderr)
+		}
+		pid = srv.PID()
+	}
+	stopServer := func() {
+		if srv != nil {
+			srv.stop(o, rep, logf)
+			srv = nil
+		}
+	}
+	defer stopServer()
+
+	if o.kubeEnabled() && ctx.Err() == nil {
+		runKube(ctx, o, pid, rep, logf)
+	}
+	// The server is idle from here on; stop it so that it does not compete
+	// with the etcd ceiling for CPU.
+	stopServer()
+
+	if (o.etcdEmbedded || o.etcdEndpoint != "") && ctx.Err() == nil {
+		if err := runEtcd(ctx, o, rep, logf); err != nil {
+			rep.Error(fmt.Errorf("etcd: %w", err))
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			rep.Error(fmt.Errorf("benchmark stopped by --timeout %s", o.timeout))
+		} else {
+			rep.Error(errors.New("benchmark interrupted by signal"))
+		}
+	}
+	return finish(o, rep, stdout, stderr)
+}
+
+func runKube(ctx context.Context, o *options, pid int, rep *bench.Report, logf func(string, ...any)) {
+	target, err := kubebench.LoadTarget(o.kubeconfig, o.context, o.reqTime)
+	if err != nil {
+		rep.Error(err)
+		return
+	}
+	cluster := o.clusterPath
+	if cluster == "" {
+		cluster = o.cluster
+	}
+	if cluster == "" {
+		cluster = "bench-" + bench.RandomSuffix(8)
+	}
+	suite, err := kubebench.NewSuite(target, kubebench.Options{
+		Cluster:        cluster,
+		Namespace:      "bench-" + bench.RandomSuffix(8),
+		Creates:        o.creates,
+		Workers:        o.workers,
+		Gets:           o.gets,
+		ListSize:       o.listSize,
+		Lists:          o.lists,
+		Clusters:       o.clusters,
+		ClusterWorkers: o.cWorker,
+		ClusterPrefix:  "bench-lc-",
+		PID:            pid,
+		Settle:         o.settle,
+		PhaseTimeout:   o.phaseTimeout,
+		Logf:           logf,
+	})
+	if err != nil {
+		rep.Error(err)
+		return
+	}
+	_ = suite.Run(ctx, rep) // phase errors are recorded in rep
+	if o.keep {
+		logf("--keep: leaving the benchmark objects in place")
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	suite.Cleanup(cctx, rep)
+}
+
+func runEtcd(ctx context.Context, o *options, rep *bench.Report, logf func(string, ...any)) error {
+	puts := o.etcdPuts
+	if puts == 0 {
+		puts = o.creates
+	}
+	if puts == 0 {
+		puts = 2000
+	}
+	eo := etcdbench.Options{
+		Puts:      puts,
+		Workers:   o.workers,
+		ValueSize: kubebench.ConfigMapJSONSize(),
+		Timeout:   o.phaseTimeout,
+		Logf:      logf,
+	}
+	label := "etcd"
+	if o.etcdEmbedded {
+		logf("starting embedded etcd")
+		e, err := etcdbench.StartEmbedded(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := e.Close(); err != nil {
+				rep.Error(fmt.Errorf("embedded etcd cleanup: %w", err))
+			}
+		}()
+		eo.Endpoints = []string{e.Endpoint}
+		label = "embedded etcd"
+	} else {
+		eo.Endpoints = splitList(o.etcdEndpoint)
+		eo.TLS = transport.TLSInfo{TrustedCAFile: o.etcdCACert, CertFile: o.etcdCert, KeyFile: o.etcdKey}
+	}
+	return etcdbench.Puts(ctx, eo, rep, label)
+}
+
+func finish(o *options, rep *bench.Report, stdout, stderr io.Writer) int {
+	rep.Finished = time.Now().UTC()
+	table := stdout
+	if o.jsonPath == "-" {
+		table = stderr
+		if err := rep.WriteJSON(stdout); err != nil {
+			fmt.Fprintf(stderr, "meshplane-bench: write JSON: %v\n", err)
+			return 1
+		}
+	} else if o.jsonPath != "" {
+		f, err := os.Create(o.jsonPath)
+		if err == nil {
+			err = rep.WriteJSON(f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			rep.Error(fmt.Errorf("write JSON %s: %w", o.jsonPath, err))
+		}
+	}
+	if err := rep.WriteMarkdown(table); err != nil {
+		fmt.Fprintf(stderr, "meshplane-bench: write table: %v\n", err)
+		return 1
+	}
+	if rep.HasErrors() {
+		return 1
+	}
+	return 0
+}
