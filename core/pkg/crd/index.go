@@ -9,22 +9,15 @@ import (
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
 )
 
 // Storage is what the index needs of the CRD registry.
-type Storage interface {
-	rest.Lister
-	rest.Watcher
-}
+type Storage = wildcard.Storage
 
 // Index keeps every cluster's CRDs in memory, fed by a wildcard watch on
 // the CRD registry.
@@ -38,14 +31,7 @@ type Index struct {
 
 // NewIndex returns an index over the CRDs of storage.
 func NewIndex(storage Storage) *Index {
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return storage.List(clusters.WithCluster(ctx, clusters.Wildcard), internalListOptions(opts))
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return storage.Watch(clusters.WithCluster(ctx, clusters.Wildcard), internalListOptions(opts))
-		},
-	}
+	lw := wildcard.ListWatch(storage)
 	i := &Index{byCluster: map[string]map[string]*apiextensionsv1.CustomResourceDefinition{}}
 	i.informer = cache.NewSharedIndexInformer(lw, &apiextensionsinternal.CustomResourceDefinition{}, 0, cache.Indexers{})
 	_, _ = i.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -59,14 +45,6 @@ func NewIndex(storage Storage) *Index {
 		},
 	})
 	return i
-}
-
-func internalListOptions(in metav1.ListOptions) *metainternalversion.ListOptions {
-	out := &metainternalversion.ListOptions{}
-	if err := metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&in, out, nil); err != nil {
-		klog.ErrorS(err, "Converting list options")
-	}
-	return out
 }
 
 // Run feeds the index until ctx is done.

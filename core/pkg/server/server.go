@@ -18,6 +18,7 @@ import (
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
@@ -97,7 +98,7 @@ func (s *Server) build() error {
 
 	builtinOpts := &clusterstore.RESTOptionsGetter{
 		Backend: s.backend, Scheme: builtinapi.Scheme, Serializer: builtinapi.Codecs,
-		MediaType: "application/vnd.kubernetes.protobuf", Prefixes: builtin.StoragePrefixes(),
+		MediaType: "application/vnd.kubernetes.protobuf", Prefixes: builtin.StoragePrefixes(), Cache: true,
 	}
 	storage, err := builtin.NewStorage(builtinOpts)
 	if err != nil {
@@ -212,7 +213,12 @@ func (s *Server) build() error {
 func namespaceGetter(storage builtin.Storage) namespacelifecycle.GetNamespace {
 	getter := storage[corev1.SchemeGroupVersion]["namespaces"].(rest.Getter)
 	return func(ctx context.Context, name string) (*corev1.Namespace, error) {
-		obj, err := getter.Get(ctx, name, &metav1.GetOptions{})
+		// The watch cache answers almost always; a namespace created a
+		// moment ago may not be in it yet, so a miss asks etcd.
+		obj, err := getter.Get(ctx, name, &metav1.GetOptions{ResourceVersion: "0"})
+		if apierrors.IsNotFound(err) {
+			obj, err = getter.Get(ctx, name, &metav1.GetOptions{})
+		}
 		if err != nil {
 			return nil, err
 		}

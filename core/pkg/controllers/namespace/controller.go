@@ -19,9 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
@@ -29,6 +27,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
 )
 
 // Content is a namespaced resource whose objects the controller deletes.
@@ -57,14 +56,7 @@ type Controller struct {
 func (c *Controller) Run(ctx context.Context) {
 	c.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer c.queue.ShutDown()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return c.Namespaces.List(clusters.WithCluster(ctx, clusters.Wildcard), internal(opts))
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return c.Namespaces.Watch(clusters.WithCluster(ctx, clusters.Wildcard), internal(opts))
-		},
-	}
+	lw := wildcard.ListWatch(c.Namespaces)
 	informer := cache.NewSharedIndexInformer(lw, &corev1.Namespace{}, 0, cache.Indexers{})
 	enqueue := func(obj any) {
 		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
@@ -79,12 +71,6 @@ func (c *Controller) Run(ctx context.Context) {
 		go wait.UntilWithContext(ctx, c.worker, time.Second)
 	}
 	<-ctx.Done()
-}
-
-func internal(in metav1.ListOptions) *metainternalversion.ListOptions {
-	out := &metainternalversion.ListOptions{}
-	_ = metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&in, out, nil)
-	return out
 }
 
 func (c *Controller) worker(ctx context.Context) {

@@ -21,6 +21,8 @@ type RESTOptionsGetter struct {
 	MediaType  string
 	// Prefixes overrides the storage prefix of a resource.
 	Prefixes map[schema.GroupResource]string
+	// Cache puts a watch cache, shared by all clusters, in front of etcd.
+	Cache bool
 }
 
 var _ generic.RESTOptionsGetter = &RESTOptionsGetter{}
@@ -47,12 +49,16 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 			prefix = resource.Group + "/" + resource.Resource
 		}
 	}
+	decorator := g.Backend.Decorator
+	if g.Cache {
+		decorator = g.Backend.CachedDecorator
+	}
 	return generic.RESTOptions{
 		StorageConfig: &storagebackend.ConfigForResource{
 			Config:        storagebackend.Config{Codec: codec},
 			GroupResource: resource,
 		},
-		Decorator:               g.Backend.Decorator,
+		Decorator:               decorator,
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          "/" + prefix,
 	}, nil
