@@ -22,7 +22,12 @@ import (
 // SelfSubjectRulesReviews. stored reads RBAC objects kept in each cluster.
 func New(stored rbac.RuleSource) (authorizer.Authorizer, authorizer.RuleResolver) {
 	// The bootstrap policy holds in every cluster and outside of any.
-	boot := rbac.New(bootstrap.Source{}, func(context.Context) (string, bool) { return "bootstrap", true })
+	boot := rbac.New(bootstrap.Source{}, func(ctx context.Context) (string, bool) {
+		if cluster, ok := clusters.From(ctx); ok && cluster != clusters.Wildcard {
+			return cluster, true
+		}
+		return "bootstrap", true
+	})
 	local := rbac.New(withBootstrapRoles{stored}, clusters.From)
 	authz := union.New(
 		authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup),

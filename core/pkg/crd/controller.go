@@ -8,8 +8,10 @@ import (
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -140,9 +142,7 @@ func (c *Controller) cleanup(ctx context.Context, crd *apiextensionsinternal.Cus
 			return fmt.Errorf("serving info for cleanup: %w", err)
 		}
 		for _, st := range si.storage {
-			all := genericapirequest.WithNamespace(ctx, metav1.NamespaceAll)
-			if _, err := st.CustomResource.DeleteCollection(all, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{},
-				&metainternalversion.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			if err := deleteAll(ctx, st.CustomResource); err != nil {
 				return fmt.Errorf("deleting custom resources: %w", err)
 			}
 			break // every version shares one storage
@@ -177,4 +177,33 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// deleteAll deletes every object of a custom resource in the cluster of
+// ctx, namespace by namespace (a registry deletes within one namespace).
+func deleteAll(ctx context.Context, st interface {
+	rest.Lister
+	rest.CollectionDeleter
+}) error {
+	list, err := st.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), &metainternalversion.ListOptions{})
+	if err != nil {
+		return err
+	}
+	namespaces := map[string]bool{}
+	if err := meta.EachListItem(list, func(obj runtime.Object) error {
+		m, err := meta.Accessor(obj)
+		if err == nil {
+			namespaces[m.GetNamespace()] = true
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	for ns := range namespaces {
+		if _, err := st.DeleteCollection(genericapirequest.WithNamespace(ctx, ns), rest.ValidateAllObjectFunc,
+			&metav1.DeleteOptions{}, &metainternalversion.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
 }

@@ -47,7 +47,7 @@ func (s *strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	if s.hasStatus {
 		clearField(obj, "Status")
 	}
-	if m, err := meta.Accessor(obj); err == nil {
+	if m, err := meta.Accessor(obj); err == nil && hasSpec(obj) {
 		m.SetGeneration(1)
 	}
 	if s.defaults != nil {
@@ -71,7 +71,7 @@ func (s *strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object
 	}
 	newMeta, err1 := meta.Accessor(obj)
 	oldMeta, err2 := meta.Accessor(old)
-	if err1 == nil && err2 == nil && !reflect.DeepEqual(specOf(obj), specOf(old)) {
+	if err1 == nil && err2 == nil && hasSpec(obj) && !reflect.DeepEqual(specOf(obj), specOf(old)) {
 		newMeta.SetGeneration(oldMeta.GetGeneration() + 1)
 	}
 }
@@ -143,6 +143,12 @@ func getAttrs(extra func(obj runtime.Object) fields.Set) storage.AttrFunc {
 		}
 		return labels.Set(m.GetLabels()), fs, nil
 	}
+}
+
+// hasSpec reports whether the kind has a spec, whose changes count as
+// generations (as kube does for such kinds only).
+func hasSpec(obj runtime.Object) bool {
+	return reflect.ValueOf(obj).Elem().FieldByName("Spec").IsValid()
 }
 
 func specOf(obj runtime.Object) any {
