@@ -5,6 +5,7 @@ package authorization
 
 import (
 	"context"
+	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,9 +19,16 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/clusters"
 )
 
+// Workspaces tells the phase and path of workspace clusters.
+type Workspaces interface {
+	// Workspace returns the phase and path of a workspace's cluster; ok is
+	// false for clusters that are no workspace.
+	Workspace(cluster string) (phase, path string, ok bool)
+}
+
 // New returns the authorizer and the rule resolver for
 // SelfSubjectRulesReviews. stored reads RBAC objects kept in each cluster.
-func New(stored rbac.RuleSource) (authorizer.Authorizer, authorizer.RuleResolver) {
+func New(stored rbac.RuleSource, workspaces Workspaces) (authorizer.Authorizer, authorizer.RuleResolver) {
 	// The bootstrap policy holds in every cluster and outside of any.
 	boot := rbac.New(bootstrap.Source{}, func(ctx context.Context) (string, bool) {
 		if cluster, ok := clusters.From(ctx); ok && cluster != clusters.Wildcard {
@@ -29,11 +37,12 @@ func New(stored rbac.RuleSource) (authorizer.Authorizer, authorizer.RuleResolver
 		return "bootstrap", true
 	})
 	local := rbac.New(withBootstrapRoles{stored}, clusters.From)
+	rbacUnion := union.New(boot, local)
 	authz := union.New(
 		authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup),
 		authorizer.AuthorizerFunc(denyWildcard),
-		boot,
-		local,
+		workspaceAccess{workspaces: workspaces, rbac: rbacUnion},
+		rbacUnion,
 	)
 	return authz, union.NewRuleResolvers(boot, local)
 }
@@ -59,4 +68,32 @@ func (s withBootstrapRoles) GetClusterRole(ctx context.Context, cluster, name st
 		return bootstrap.Source{}.GetClusterRole(ctx, cluster, name)
 	}
 	return r, err
+}
+
+// workspaceAccess keeps everybody out of a workspace who lacks verb
+// "access" on non-resource "/" inside it (kcp's workspace content
+// authorizer), and out of workspaces that are not Ready yet. root is open
+// to every authenticated user, as in kcp.
+type workspaceAccess struct {
+	workspaces Workspaces
+	rbac       authorizer.Authorizer
+}
+
+func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	cluster, ok := clusters.From(ctx)
+	if !ok || cluster == clusters.Root || cluster == clusters.Wildcard || a.GetUser() == nil || w.workspaces == nil {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	phase, path, ok := w.workspaces.Workspace(cluster)
+	if !ok {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	if phase != "Ready" {
+		return authorizer.DecisionDeny, fmt.Sprintf("workspace %s is not ready (phase %s)", path, phase), nil
+	}
+	access := authorizer.AttributesRecord{User: a.GetUser(), Verb: "access", Path: "/"}
+	if d, _, _ := w.rbac.Authorize(ctx, access); d == authorizer.DecisionAllow {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	return authorizer.DecisionDeny, fmt.Sprintf("access to workspace %s denied", path), nil
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -31,6 +34,7 @@ import (
 
 	"github.com/meshplane/meshplane/core/pkg/adminkubeconfig"
 	"github.com/meshplane/meshplane/core/pkg/admission/namespacelifecycle"
+	workspaceadmission "github.com/meshplane/meshplane/core/pkg/admission/workspace"
 	builtinapi "github.com/meshplane/meshplane/core/pkg/apis/builtin"
 	"github.com/meshplane/meshplane/core/pkg/authentication"
 	"github.com/meshplane/meshplane/core/pkg/authorization"
@@ -99,6 +103,7 @@ func (s *Server) build() error {
 	builtinOpts := &clusterstore.RESTOptionsGetter{
 		Backend: s.backend, Scheme: builtinapi.Scheme, Serializer: builtinapi.Codecs,
 		MediaType: "application/vnd.kubernetes.protobuf", Prefixes: builtin.StoragePrefixes(), Cache: true,
+		MediaTypes: map[string]string{tenancyv1alpha1.SchemeGroupVersion.Group: "application/json", corev1alpha1.SchemeGroupVersion.Group: "application/json"},
 	}
 	storage, err := builtin.NewStorage(builtinOpts)
 	if err != nil {
@@ -116,7 +121,8 @@ func (s *Server) build() error {
 	if err != nil {
 		return err
 	}
-	authz, rules := authorization.New(storage.RBACSource())
+	t := newTenancy(storage, s.backend, "https://"+opts.ExternalAddress)
+	authz, rules := authorization.New(storage.RBACSource(), t)
 	builtin.AddReviews(storage, tokenAuthn, authz, rules)
 
 	config := genericapiserver.NewConfig(builtinapi.Codecs)
@@ -133,7 +139,10 @@ func (s *Server) build() error {
 	config.Authentication.Authenticator = authn
 	config.Authorization.Authorizer = authz
 	config.RuleResolver = rules
-	config.AdmissionControl = namespacelifecycle.New(namespaceGetter(storage))
+	config.AdmissionControl = admission.NewChainHandler(
+		namespacelifecycle.New(namespaceGetter(storage)),
+		workspaceadmission.New(t.types, t.index, authz),
+	)
 
 	namer := openapinamer.NewDefinitionNamer(builtinapi.Scheme, apiextensionsapiserver.Scheme)
 	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions.GetOpenAPIDefinitions, namer)
@@ -166,7 +175,7 @@ func (s *Server) build() error {
 		openapi := &clusterspec.Handler{CRDs: crdIndex, Static: apiHandler, Next: crdHandler}
 		api := &discovery.Handler{CRDs: crdIndex, Static: apiHandler, Next: openapi}
 		chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(api), c)
-		return clusters.WithClusterPath(chain, builtinapi.Codecs)
+		return clusters.WithClusterPath(chain, builtinapi.Codecs, t.index.Resolve)
 	}
 	config.AddHealthChecks(healthz.NamedCheck("etcd", func(r *http.Request) error { return s.backend.Ready(r.Context()) }))
 
@@ -200,7 +209,8 @@ func (s *Server) build() error {
 		go crdIndex.Run(ctx)
 		go crdController.Run(ctx)
 		go nsController.Run(ctx)
-		return nil
+		t.purgeExtra = crdPrefixes(crdIndex)
+		return t.start(ctx)
 	}); err != nil {
 		return err
 	}

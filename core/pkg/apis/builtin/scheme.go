@@ -1,11 +1,13 @@
-// Package builtin holds the scheme of the Kubernetes APIs every logical
-// cluster serves. Meshplane stores and serves the published v1 types
+// Package builtin holds the scheme of the APIs every logical cluster
+// serves: the Kubernetes APIs and kcp's tenancy.kcp.io and core.kcp.io. Meshplane stores and serves the published v1 types
 // directly: each type is registered under its external version and, as the
 // same Go type, under the internal version, so the apiserver's conversion
 // between the two is a copy.
 package builtin
 
 import (
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -31,6 +33,8 @@ var GroupVersions = []schema.GroupVersion{
 	authenticationv1.SchemeGroupVersion,
 	authorizationv1.SchemeGroupVersion,
 	certificatesv1.SchemeGroupVersion,
+	tenancyv1alpha1.SchemeGroupVersion,
+	corev1alpha1.SchemeGroupVersion,
 }
 
 var (
@@ -57,6 +61,8 @@ func AddToScheme(s *runtime.Scheme) error {
 		authenticationv1.AddToScheme,
 		authorizationv1.AddToScheme,
 		certificatesv1.AddToScheme,
+		tenancyv1alpha1.AddToScheme,
+		corev1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err

@@ -51,6 +51,9 @@ func init() {
 			rbacv1.PolicyRule{Verbs: []string{"create"}, APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"selfsubjectreviews"}}),
 		clusterRole("system:public-info-viewer", rbacv1.PolicyRule{Verbs: []string{"get"},
 			NonResourceURLs: []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}}),
+		clusterRole("system:kcp:workspacetypes:use", rbacv1.PolicyRule{Verbs: []string{"use"},
+			APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, ResourceNames: []string{"universal", "team"}}),
+		clusterRole("system:kcp:workspace:access", rbacv1.PolicyRule{Verbs: []string{"access"}, NonResourceURLs: []string{"/"}}),
 		clusterRole("admin", rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}),
 		clusterRole("edit", rbacv1.PolicyRule{Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
 			APIGroups: []string{"", "coordination.k8s.io", "events.k8s.io"},
@@ -65,6 +68,7 @@ func init() {
 		binding("system:discovery", user.AllAuthenticated),
 		binding("system:basic-user", user.AllAuthenticated),
 		binding("system:public-info-viewer", user.AllAuthenticated, user.AllUnauthenticated),
+		binding("system:kcp:workspacetypes:use", user.AllAuthenticated),
 	}
 }
 

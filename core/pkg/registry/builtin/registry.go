@@ -66,14 +66,16 @@ func NewStorage(opts generic.RESTOptionsGetter) (Storage, error) {
 
 func newStore(r resource, opts generic.RESTOptionsGetter) (*genericregistry.Store, *strategy, error) {
 	s := &strategy{
-		ObjectTyper:   builtinapi.Scheme,
-		NameGenerator: names.SimpleNameGenerator,
-		namespaced:    r.namespaced,
-		hasStatus:     r.hasStatus,
-		nameFn:        r.nameFn,
-		defaults:      r.defaults,
-		validate:      r.validate,
-		apiVersion:    r.gv.String(),
+		ObjectTyper:    builtinapi.Scheme,
+		NameGenerator:  names.SimpleNameGenerator,
+		namespaced:     r.namespaced,
+		hasStatus:      r.hasStatus,
+		nameFn:         r.nameFn,
+		defaults:       r.defaults,
+		validate:       r.validate,
+		onCreate:       r.onCreate,
+		validateUpdate: r.validateUpdate,
+		apiVersion:     r.gv.String(),
 	}
 	gr := r.gv.WithResource(r.plural).GroupResource()
 	store := &genericregistry.Store{

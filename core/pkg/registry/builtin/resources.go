@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -38,6 +39,10 @@ type resource struct {
 	validate    func(obj runtime.Object) field.ErrorList
 	fields      func(obj runtime.Object) fields.Set
 	columns     []column
+	// onCreate fills in what the server sets on create (after defaults).
+	onCreate func(ctx context.Context, obj runtime.Object)
+	// validateUpdate checks transitions (immutable fields).
+	validateUpdate func(obj, old runtime.Object) field.ErrorList
 	// storagePrefix overrides the etcd prefix (default <group>/<plural>).
 	storagePrefix string
 }

@@ -34,6 +34,9 @@ type strategy struct {
 	defaults func(obj runtime.Object)
 	// validate checks the kind's own fields.
 	validate func(obj runtime.Object) field.ErrorList
+	// onCreate and validateUpdate: see resource.
+	onCreate       func(ctx context.Context, obj runtime.Object)
+	validateUpdate func(obj, old runtime.Object) field.ErrorList
 	// apiVersion names the fields reset on the main resource and status.
 	apiVersion string
 }
@@ -52,6 +55,9 @@ func (s *strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	}
 	if s.defaults != nil {
 		s.defaults(obj)
+	}
+	if s.onCreate != nil {
+		s.onCreate(ctx, obj)
 	}
 }
 
@@ -95,6 +101,9 @@ func (s *strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) 
 	if err1 == nil && err2 == nil {
 		errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(newMeta, oldMeta, field.NewPath("metadata"))...)
 	}
+	if s.validateUpdate != nil && !s.statusOnly {
+		errs = append(errs, s.validateUpdate(obj, old)...)
+	}
 	return append(errs, validateRoleRefUnchanged(obj, old)...)
 }
 
@@ -121,6 +130,7 @@ func (s *strategy) statusStrategy() *strategy {
 	c.statusOnly = true
 	c.hasStatus = false
 	c.defaults = nil
+	c.onCreate = nil
 	return &c
 }
 

@@ -3,6 +3,8 @@ package clusterstore
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -26,6 +28,9 @@ type Backend struct {
 	compactor etcd3.Compactor
 	stop      func()
 	prefix    string
+
+	mu       sync.Mutex
+	prefixes map[string]bool // resource prefixes storage was made for
 }
 
 // NewBackend connects to etcd at endpoints. Keys are stored under prefix
@@ -42,7 +47,7 @@ func NewBackend(endpoints []string, prefix string, compactInterval time.Duration
 		return nil, fmt.Errorf("connecting to etcd %v: %w", endpoints, err)
 	}
 	c := etcd3.NewCompactor(client.Client, compactInterval, clock.RealClock{}, nil)
-	return &Backend{client: client, compactor: c, prefix: prefix, stop: c.Stop}, nil
+	return &Backend{client: client, compactor: c, prefix: prefix, stop: c.Stop, prefixes: map[string]bool{}}, nil
 }
 
 // Client returns the shared etcd client.
@@ -85,6 +90,9 @@ var _ generic.StorageDecorator = (&Backend{}).Decorator
 
 // NewStore returns raw (unpartitioned) etcd3 storage for one resource.
 func (b *Backend) NewStore(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, error) {
+	b.mu.Lock()
+	b.prefixes["/"+trimSlashes(resourcePrefix)] = true
+	b.mu.Unlock()
 	versioner := storage.APIObjectVersioner{}
 	leases := config.LeaseManagerConfig
 	if leases.ReuseDurationSeconds == 0 {
@@ -93,4 +101,30 @@ func (b *Backend) NewStore(config *storagebackend.ConfigForResource, newFunc, ne
 	return etcd3.New(b.client, b.compactor, config.Codec, newFunc, newListFunc, b.prefix,
 		"/"+trimSlashes(resourcePrefix), config.GroupResource, identity.NewEncryptCheckTransformer(),
 		leases, etcd3.NewDefaultDecoder(config.Codec, versioner), versioner)
+}
+
+// PurgeCluster deletes everything a logical cluster holds, in every
+// resource prefix the server has stored objects under plus extra (such as
+// the prefixes of the cluster's custom resources), except the prefixes in
+// keep. Watchers see the objects deleted.
+func (b *Backend) PurgeCluster(ctx context.Context, cluster string, extra []string, keep map[string]bool) error {
+	b.mu.Lock()
+	prefixes := make([]string, 0, len(b.prefixes)+len(extra))
+	for p := range b.prefixes {
+		prefixes = append(prefixes, p)
+	}
+	b.mu.Unlock()
+	prefixes = append(prefixes, extra...)
+	base := strings.TrimSuffix(b.prefix, "/")
+	for _, p := range prefixes {
+		p = "/" + trimSlashes(p)
+		if keep[p] {
+			continue
+		}
+		key := base + p + "/" + cluster + "/"
+		if _, err := b.client.Client.Delete(ctx, key, clientv3.WithPrefix()); err != nil {
+			return fmt.Errorf("purging %s: %w", key, err)
+		}
+	}
+	return nil
 }

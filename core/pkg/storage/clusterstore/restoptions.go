@@ -19,6 +19,8 @@ type RESTOptionsGetter struct {
 	// (application/vnd.kubernetes.protobuf for built-in kinds).
 	Serializer runtime.StorageSerializer
 	MediaType  string
+	// MediaTypes overrides MediaType per group (kinds without protobuf).
+	MediaTypes map[string]string
 	// Prefixes overrides the storage prefix of a resource.
 	Prefixes map[schema.GroupResource]string
 	// Cache puts a watch cache, shared by all clusters, in front of etcd.
@@ -33,8 +35,12 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 	if len(versions) == 0 {
 		return generic.RESTOptions{}, fmt.Errorf("no version of group %q is registered", resource.Group)
 	}
+	mediaType := g.MediaType
+	if m, ok := g.MediaTypes[resource.Group]; ok {
+		mediaType = m
+	}
 	codec, _, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
-		StorageMediaType:  g.MediaType,
+		StorageMediaType:  mediaType,
 		StorageSerializer: g.Serializer,
 		StorageVersion:    versions[0],
 		MemoryVersion:     schema.GroupVersion{Group: resource.Group, Version: runtime.APIVersionInternal},
