@@ -17,6 +17,7 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/authorization/bootstrap"
 	"github.com/meshplane/meshplane/core/pkg/authorization/rbac"
 	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/virtual/lifecycle"
 )
 
 // Workspaces tells the phase and path of workspace clusters.
@@ -28,7 +29,7 @@ type Workspaces interface {
 
 // New returns the authorizer and the rule resolver for
 // SelfSubjectRulesReviews. stored reads RBAC objects kept in each cluster.
-func New(stored rbac.RuleSource, workspaces Workspaces) (authorizer.Authorizer, authorizer.RuleResolver) {
+func New(stored rbac.RuleSource, workspaces Workspaces, lifecycleClusters lifecycle.Clusters) (authorizer.Authorizer, authorizer.RuleResolver) {
 	// The bootstrap policy holds in every cluster and outside of any.
 	boot := rbac.New(bootstrap.Source{}, func(ctx context.Context) (string, bool) {
 		if cluster, ok := clusters.From(ctx); ok && cluster != clusters.Wildcard {
@@ -40,6 +41,7 @@ func New(stored rbac.RuleSource, workspaces Workspaces) (authorizer.Authorizer, 
 	rbacUnion := union.New(boot, local)
 	authz := union.New(
 		authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup),
+		lifecycle.Authorizer{RBAC: rbacUnion, Clusters: lifecycleClusters},
 		authorizer.AuthorizerFunc(denyWildcard),
 		workspaceAccess{workspaces: workspaces, rbac: rbacUnion},
 		rbacUnion,

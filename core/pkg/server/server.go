@@ -49,6 +49,7 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
 	"github.com/meshplane/meshplane/core/pkg/server/options"
 	"github.com/meshplane/meshplane/core/pkg/storage/clusterstore"
+	"github.com/meshplane/meshplane/core/pkg/virtual/lifecycle"
 )
 
 // Server is a running Meshplane core.
@@ -122,7 +123,7 @@ func (s *Server) build() error {
 		return err
 	}
 	t := newTenancy(storage, s.backend, "https://"+opts.ExternalAddress)
-	authz, rules := authorization.New(storage.RBACSource(), t)
+	authz, rules := authorization.New(storage.RBACSource(), t, t.index)
 	builtin.AddReviews(storage, tokenAuthn, authz, rules)
 
 	config := genericapiserver.NewConfig(builtinapi.Codecs)
@@ -175,7 +176,7 @@ func (s *Server) build() error {
 		openapi := &clusterspec.Handler{CRDs: crdIndex, Static: apiHandler, Next: crdHandler}
 		api := &discovery.Handler{CRDs: crdIndex, Static: apiHandler, Next: openapi}
 		chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(api), c)
-		return clusters.WithClusterPath(chain, builtinapi.Codecs, t.index.Resolve)
+		return lifecycle.WithVirtualWorkspaces(clusters.WithClusterPath(chain, builtinapi.Codecs, t.index.Resolve))
 	}
 	config.AddHealthChecks(healthz.NamedCheck("etcd", func(r *http.Request) error { return s.backend.Ready(r.Context()) }))
 

@@ -63,7 +63,15 @@ func workspacesPath(clusterPath string, name ...string) string {
 	return strings.Join(segs, "/")
 }
 
-func decodeInto(body []byte, err error, into any) error {
+// decodeInto decodes a successful response into into. Error responses become
+// *apierrors.StatusError carrying the server's Status (code, reason, message).
+// The body is decoded as plain JSON so that responses without apiVersion/kind
+// are accepted too.
+func decodeInto(res rest.Result, into any) error {
+	if err := res.Error(); err != nil {
+		return err
+	}
+	body, err := res.Raw()
 	if err != nil {
 		return err
 	}
@@ -76,23 +84,20 @@ func decodeInto(body []byte, err error, into any) error {
 // getWorkspace gets the Workspace name in the workspace parent.
 func (c *client) getWorkspace(ctx context.Context, parent, name string) (*tenancyv1alpha1.Workspace, error) {
 	ws := &tenancyv1alpha1.Workspace{}
-	body, err := c.rest.Get().AbsPath(workspacesPath(parent, name)).DoRaw(ctx)
-	return ws, decodeInto(body, err, ws)
+	return ws, decodeInto(c.rest.Get().AbsPath(workspacesPath(parent, name)).Do(ctx), ws)
 }
 
 // getHomeOnce gets the caller's home Workspace ("~" in root) without client-go's
 // own retries, so that the caller controls how 429s are waited for.
 func (c *client) getHomeOnce(ctx context.Context) (*tenancyv1alpha1.Workspace, error) {
 	ws := &tenancyv1alpha1.Workspace{}
-	body, err := c.rest.Get().AbsPath(workspacesPath(rootPath, "~")).MaxRetries(0).DoRaw(ctx)
-	return ws, decodeInto(body, err, ws)
+	return ws, decodeInto(c.rest.Get().AbsPath(workspacesPath(rootPath, "~")).MaxRetries(0).Do(ctx), ws)
 }
 
 // listWorkspaces lists the child Workspaces of the workspace p.
 func (c *client) listWorkspaces(ctx context.Context, p string) (*tenancyv1alpha1.WorkspaceList, error) {
 	list := &tenancyv1alpha1.WorkspaceList{}
-	body, err := c.rest.Get().AbsPath(workspacesPath(p)).DoRaw(ctx)
-	return list, decodeInto(body, err, list)
+	return list, decodeInto(c.rest.Get().AbsPath(workspacesPath(p)).Do(ctx), list)
 }
 
 // createWorkspace creates ws in the workspace parent.
@@ -105,8 +110,7 @@ func (c *client) createWorkspace(ctx context.Context, parent string, ws *tenancy
 		return nil, err
 	}
 	out := &tenancyv1alpha1.Workspace{}
-	body, err := c.rest.Post().AbsPath(workspacesPath(parent)).Body(data).DoRaw(ctx)
-	return out, decodeInto(body, err, out)
+	return out, decodeInto(c.rest.Post().AbsPath(workspacesPath(parent)).SetHeader("Content-Type", runtime.ContentTypeJSON).Body(data).Do(ctx), out)
 }
 
 // getLogicalCluster gets the LogicalCluster of the workspace p; this is how the
@@ -115,6 +119,5 @@ func (c *client) getLogicalCluster(ctx context.Context, p string) (*corev1alpha1
 	lc := &corev1alpha1.LogicalCluster{}
 	gv := corev1alpha1.SchemeGroupVersion
 	abs := strings.Join([]string{"/clusters", p, "apis", gv.Group, gv.Version, "logicalclusters", logicalClusterName}, "/")
-	body, err := c.rest.Get().AbsPath(abs).DoRaw(ctx)
-	return lc, decodeInto(body, err, lc)
+	return lc, decodeInto(c.rest.Get().AbsPath(abs).Do(ctx), lc)
 }

@@ -163,7 +163,7 @@ func TestSwapWorkspaces(t *testing.T) {
 	}
 }
 
-func TestCreateContext(t *testing.T) {
+func TestCreateContextEdit(t *testing.T) {
 	st := kubeconfigState{config: testKubeconfig(), contextName: "admin"}
 	out, existed, err := createContext(st, "root:a", "https://h:6443/clusters/root:a", false, false)
 	if err != nil || existed {
