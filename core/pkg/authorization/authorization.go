@@ -29,7 +29,8 @@ type Workspaces interface {
 
 // New returns the authorizer and the rule resolver for
 // SelfSubjectRulesReviews. stored reads RBAC objects kept in each cluster.
-func New(stored rbac.RuleSource, workspaces Workspaces, lifecycleClusters lifecycle.Clusters) (authorizer.Authorizer, authorizer.RuleResolver) {
+// Extra authorizers are consulted right after system:masters.
+func New(stored rbac.RuleSource, workspaces Workspaces, lifecycleClusters lifecycle.Clusters, extra ...authorizer.Authorizer) (authorizer.Authorizer, authorizer.RuleResolver) {
 	// The bootstrap policy holds in every cluster and outside of any.
 	boot := rbac.New(bootstrap.Source{}, func(ctx context.Context) (string, bool) {
 		if cluster, ok := clusters.From(ctx); ok && cluster != clusters.Wildcard {
@@ -39,13 +40,15 @@ func New(stored rbac.RuleSource, workspaces Workspaces, lifecycleClusters lifecy
 	})
 	local := rbac.New(withBootstrapRoles{stored}, clusters.From)
 	rbacUnion := union.New(boot, local)
-	authz := union.New(
-		authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup),
+	chain := []authorizer.Authorizer{authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)}
+	chain = append(chain, extra...)
+	chain = append(chain,
 		lifecycle.Authorizer{RBAC: rbacUnion, Clusters: lifecycleClusters},
 		authorizer.AuthorizerFunc(denyWildcard),
 		workspaceAccess{workspaces: workspaces, rbac: rbacUnion},
 		rbacUnion,
 	)
+	authz := union.New(chain...)
 	return authz, union.NewRuleResolvers(boot, local)
 }
 

@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -49,6 +50,7 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
 	"github.com/meshplane/meshplane/core/pkg/server/options"
 	"github.com/meshplane/meshplane/core/pkg/storage/clusterstore"
+	"github.com/meshplane/meshplane/core/pkg/tenancy/home"
 	"github.com/meshplane/meshplane/core/pkg/virtual/lifecycle"
 )
 
@@ -123,7 +125,7 @@ func (s *Server) build() error {
 		return err
 	}
 	t := newTenancy(storage, s.backend, "https://"+opts.ExternalAddress)
-	authz, rules := authorization.New(storage.RBACSource(), t, t.index)
+	authz, rules := authorization.New(storage.RBACSource(), t, t.index, authorizer.AuthorizerFunc(home.Authorizer))
 	builtin.AddReviews(storage, tokenAuthn, authz, rules)
 
 	config := genericapiserver.NewConfig(builtinapi.Codecs)
@@ -175,7 +177,9 @@ func (s *Server) build() error {
 		crdHandler.Next = apiHandler
 		openapi := &clusterspec.Handler{CRDs: crdIndex, Static: apiHandler, Next: crdHandler}
 		api := &discovery.Handler{CRDs: crdIndex, Static: apiHandler, Next: openapi}
-		chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(api), c)
+		homes := &home.Handler{Clients: t.clients, Bindings: t.bindings, Index: t.index, Types: t.types,
+			ExternalURL: t.externalURL, Codecs: builtinapi.Codecs, Next: api}
+		chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(homes), c)
 		return lifecycle.WithVirtualWorkspaces(clusters.WithClusterPath(chain, builtinapi.Codecs, t.index.Resolve))
 	}
 	config.AddHealthChecks(healthz.NamedCheck("etcd", func(r *http.Request) error { return s.backend.Ready(r.Context()) }))

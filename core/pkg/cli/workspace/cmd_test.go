@@ -218,15 +218,15 @@ func TestHome(t *testing.T) {
 	h.fake.clusters["user:alice:sub"] = true
 	h.fake.home429 = 1
 
-	h.mustRun("Current workspace is \"user:alice\".\n")
+	h.mustRun("Current workspace is \"user:alice\" (type root:home).\n")
 	if len(h.sleeps) != 1 || h.sleeps[0] != time.Second {
 		t.Fatalf("sleeps = %v, want one of 1s (Retry-After)", h.sleeps)
 	}
 	h.mustRun("Current workspace is \"root\" (type root).\n", ":root")
-	h.mustRun("Current workspace is \"user:alice\".\n", "~")
+	h.mustRun("Current workspace is \"user:alice\" (type root:home).\n", "~")
 	h.mustRun("Current workspace is \"user:alice:sub\".\n", "use", "~/sub")
 	// the shell expanded "~"
-	h.mustRun("Current workspace is \"user:alice\".\n", "/home/tester")
+	h.mustRun("Current workspace is \"user:alice\" (type root:home).\n", "/home/tester")
 	if h.server(currentContextKey) != h.url("user:alice") {
 		t.Fatalf("current = %q", h.server(currentContextKey))
 	}
@@ -239,13 +239,16 @@ func TestHomeGivesUp(t *testing.T) {
 	h := newHarness(t)
 	h.fake.home = "user:alice"
 	h.fake.home429 = -1
+	h.fake.homeRetryAfter = 7
 	h.mustFail("home workspace is still not ready after 30s", "~")
 	var total time.Duration
 	for _, d := range h.sleeps {
 		total += d
 	}
-	if total != 30*time.Second {
-		t.Fatalf("waited %v in total (%d sleeps), want 30s", total, len(h.sleeps))
+	// 7s as asked by the server, the last wait cut to what remains of 30s
+	want := []time.Duration{7 * time.Second, 7 * time.Second, 7 * time.Second, 7 * time.Second, 2 * time.Second}
+	if total != 30*time.Second || len(h.sleeps) != len(want) || h.sleeps[4] != want[4] {
+		t.Fatalf("sleeps %v (total %v), want %v", h.sleeps, total, want)
 	}
 }
 

@@ -39,6 +39,8 @@ type fakeServer struct {
 	home string
 	// home429 is how many times the home endpoint answers 429 before succeeding (-1: forever)
 	home429 int
+	// homeRetryAfter is the Retry-After (seconds) of those 429s
+	homeRetryAfter int
 	// readyAfterGets: a created workspace becomes Ready after that many GETs
 	readyAfterGets int
 	pendingGets    map[string]int
@@ -59,6 +61,8 @@ func newFakeServer(t *testing.T) *fakeServer {
 		pendingGets: map[string]int{},
 		deniedTypes: map[string]bool{},
 		token:       "secret-token",
+
+		homeRetryAfter: 1,
 	}
 	f.srv = httptest.NewTLSServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
@@ -188,8 +192,8 @@ func (f *fakeServer) serveHome(w http.ResponseWriter) {
 		if f.home429 > 0 {
 			f.home429--
 		}
-		w.Header().Set("Retry-After", "1")
-		f.writeStatus(w, apierrors.NewTooManyRequests("home workspace is being created", 1))
+		w.Header().Set("Retry-After", fmt.Sprint(f.homeRetryAfter))
+		f.writeStatus(w, apierrors.NewTooManyRequests("home workspace is being created", f.homeRetryAfter))
 		return
 	}
 	if f.home == "" {

@@ -35,13 +35,18 @@ func (o *useOptions) run(ctx context.Context, name string) error {
 		return err
 	}
 
+	var homeType *tenancyv1alpha1.WorkspaceTypeReference
 	switch {
 	case name == "" || name == "~" || strings.HasPrefix(name, "~:"):
-		home, err := o.homePath(ctx, c)
+		home, ws, err := o.homePath(ctx, c)
 		if err != nil {
 			return err
 		}
-		name = ":" + joinPath(home, strings.TrimPrefix(strings.TrimPrefix(name, "~"), ":"))
+		sub := strings.TrimPrefix(strings.TrimPrefix(name, "~"), ":")
+		if sub == "" {
+			homeType = ws.Spec.Type
+		}
+		name = ":" + joinPath(home, sub)
 	case name == ":":
 		name = ":" + rootOf(current)
 	}
@@ -53,6 +58,10 @@ func (o *useOptions) run(ctx context.Context, name string) error {
 	wsType, err := checkWorkspace(ctx, c, target)
 	if err != nil {
 		return err
+	}
+	if wsType == nil {
+		// homes need not have a readable parent; their type is known anyway
+		wsType = homeType
 	}
 	return o.enter(clusterURL(c.base, target), wsType, o.short)
 }
@@ -122,22 +131,22 @@ func printCurrentWorkspace(out io.Writer, server string, short bool, wsType *ten
 // homePath asks the server for the caller's home workspace. While the home
 // workspace is being created the server answers 429 (Too Many Requests) with
 // Retry-After; this is retried until homeTimeout worth of waiting is spent.
-func (o *options) homePath(ctx context.Context, c *client) (string, error) {
+func (o *options) homePath(ctx context.Context, c *client) (string, *tenancyv1alpha1.Workspace, error) {
 	var waited time.Duration
 	for {
 		ws, err := c.getHomeOnce(ctx)
 		if err == nil {
 			_, p, perr := parseClusterURL(ws.Spec.URL)
 			if perr != nil {
-				return "", fmt.Errorf("invalid home workspace URL %q: %w", ws.Spec.URL, perr)
+				return "", nil, fmt.Errorf("invalid home workspace URL %q: %w", ws.Spec.URL, perr)
 			}
-			return p, nil
+			return p, ws, nil
 		}
 		if !apierrors.IsTooManyRequests(err) {
-			return "", fmt.Errorf("failed to get the home workspace: %w", err)
+			return "", nil, fmt.Errorf("failed to get the home workspace: %w", err)
 		}
 		if waited >= o.homeTimeout {
-			return "", fmt.Errorf("home workspace is still not ready after %s: %w", o.homeTimeout, err)
+			return "", nil, fmt.Errorf("home workspace is still not ready after %s: %w", o.homeTimeout, err)
 		}
 		delay := time.Second
 		if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
@@ -147,7 +156,7 @@ func (o *options) homePath(ctx context.Context, c *client) (string, error) {
 			delay = rest
 		}
 		if err := o.sleep(ctx, delay); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		waited += delay
 	}
