@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -106,7 +107,9 @@ func (s *Server) build() error {
 	builtinOpts := &clusterstore.RESTOptionsGetter{
 		Backend: s.backend, Scheme: builtinapi.Scheme, Serializer: builtinapi.Codecs,
 		MediaType: "application/vnd.kubernetes.protobuf", Prefixes: builtin.StoragePrefixes(), Cache: true,
-		MediaTypes: map[string]string{tenancyv1alpha1.SchemeGroupVersion.Group: "application/json", corev1alpha1.SchemeGroupVersion.Group: "application/json"},
+		MediaTypes: map[string]string{tenancyv1alpha1.SchemeGroupVersion.Group: "application/json", corev1alpha1.SchemeGroupVersion.Group: "application/json",
+			apisv1alpha1.SchemeGroupVersion.Group: "application/json"},
+		StorageVersions: builtin.StorageVersions(),
 	}
 	storage, err := builtin.NewStorage(builtinOpts)
 	if err != nil {

@@ -6,6 +6,8 @@
 package builtin
 
 import (
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -35,6 +37,8 @@ var GroupVersions = []schema.GroupVersion{
 	certificatesv1.SchemeGroupVersion,
 	tenancyv1alpha1.SchemeGroupVersion,
 	corev1alpha1.SchemeGroupVersion,
+	apisv1alpha2.SchemeGroupVersion,
+	apisv1alpha1.SchemeGroupVersion,
 }
 
 var (
@@ -63,6 +67,8 @@ func AddToScheme(s *runtime.Scheme) error {
 		certificatesv1.AddToScheme,
 		tenancyv1alpha1.AddToScheme,
 		corev1alpha1.AddToScheme,
+		apisv1alpha2.AddToScheme,
+		apisv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err
@@ -71,8 +77,8 @@ func AddToScheme(s *runtime.Scheme) error {
 	for _, gv := range GroupVersions {
 		internal := schema.GroupVersion{Group: gv.Group, Version: runtime.APIVersionInternal}
 		for kind, t := range s.KnownTypes(gv) {
-			if _, isMeta := metaKinds[kind]; isMeta {
-				continue
+			if _, isMeta := metaKinds[kind]; isMeta || s.Recognizes(internal.WithKind(kind)) {
+				continue // the first version listed provides the internal type
 			}
 			obj, ok := reflectNew(t)
 			if !ok {
@@ -80,6 +86,9 @@ func AddToScheme(s *runtime.Scheme) error {
 			}
 			s.AddKnownTypeWithName(internal.WithKind(kind), obj)
 		}
+	}
+	if err := s.SetVersionPriority(apisv1alpha2.SchemeGroupVersion, apisv1alpha1.SchemeGroupVersion); err != nil {
+		return err
 	}
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
 	s.AddUnversionedTypes(schema.GroupVersion{Version: "v1"},

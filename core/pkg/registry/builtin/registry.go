@@ -37,6 +37,16 @@ func StoragePrefixes() map[schema.GroupResource]string {
 	return out
 }
 
+// StorageVersions lists resources stored in a version other than their
+// group's preferred one (apis.kcp.io kinds that exist only in v1alpha1).
+func StorageVersions() map[schema.GroupResource]schema.GroupVersion {
+	out := map[schema.GroupResource]schema.GroupVersion{}
+	for _, r := range resources {
+		out[r.gv.WithResource(r.plural).GroupResource()] = r.gv
+	}
+	return out
+}
+
 // NewStorage builds the registries of every built-in resource that keeps
 // objects (reviews are added by the caller, which owns authn and authz).
 func NewStorage(opts generic.RESTOptionsGetter) (Storage, error) {
@@ -46,11 +56,13 @@ func NewStorage(opts generic.RESTOptionsGetter) (Storage, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.add(r.gv, r.plural, &named{Store: store, shortNames: r.shortNames, categories: r.categories})
-		if r.hasStatus {
-			out.add(r.gv, r.plural+"/status", newStatus(store, st.statusStrategy()))
-			for _, sub := range r.extraStatus {
-				out.add(r.gv, r.plural+"/"+sub, newStatus(store, st.statusStrategy()))
+		for _, gv := range append([]schema.GroupVersion{r.gv}, r.alsoIn...) {
+			out.add(gv, r.plural, &named{Store: store, shortNames: r.shortNames, categories: r.categories})
+			if r.hasStatus {
+				out.add(gv, r.plural+"/status", newStatus(store, st.statusStrategy()))
+				for _, sub := range r.extraStatus {
+					out.add(gv, r.plural+"/"+sub, newStatus(store, st.statusStrategy()))
+				}
 			}
 		}
 	}

@@ -21,7 +21,9 @@ import (
 
 // resource describes one built-in resource served in every cluster.
 type resource struct {
-	gv         schema.GroupVersion
+	gv schema.GroupVersion
+	// alsoIn lists further versions the same storage is served in.
+	alsoIn     []schema.GroupVersion
 	plural     string
 	singular   string
 	kind       string

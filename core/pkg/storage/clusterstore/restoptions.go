@@ -23,6 +23,8 @@ type RESTOptionsGetter struct {
 	MediaTypes map[string]string
 	// Prefixes overrides the storage prefix of a resource.
 	Prefixes map[schema.GroupResource]string
+	// StorageVersions overrides the stored version of a resource.
+	StorageVersions map[schema.GroupResource]schema.GroupVersion
 	// Cache puts a watch cache, shared by all clusters, in front of etcd.
 	Cache bool
 }
@@ -35,6 +37,10 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 	if len(versions) == 0 {
 		return generic.RESTOptions{}, fmt.Errorf("no version of group %q is registered", resource.Group)
 	}
+	storageVersion := versions[0]
+	if v, ok := g.StorageVersions[resource]; ok {
+		storageVersion = v
+	}
 	mediaType := g.MediaType
 	if m, ok := g.MediaTypes[resource.Group]; ok {
 		mediaType = m
@@ -42,7 +48,7 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 	codec, _, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
 		StorageMediaType:  mediaType,
 		StorageSerializer: g.Serializer,
-		StorageVersion:    versions[0],
+		StorageVersion:    storageVersion,
 		MemoryVersion:     schema.GroupVersion{Group: resource.Group, Version: runtime.APIVersionInternal},
 	})
 	if err != nil {
