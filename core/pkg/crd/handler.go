@@ -2,6 +2,7 @@ package crd
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,7 +44,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cluster, _ := clusters.From(ctx)
-	crd := h.Index.Get(cluster, info.Resource+"."+info.APIGroup)
+	var crd *apiextensionsv1.CustomResourceDefinition
+	if resource, identity, ok := strings.Cut(info.Resource, ":"); ok {
+		// <resource>:<identity hash> names a bound resource on the wildcard.
+		if cluster == clusters.Wildcard {
+			crd = h.Index.GetByIdentity(resource+"."+info.APIGroup, identity)
+		}
+	} else {
+		crd = h.Index.Get(cluster, info.Resource+"."+info.APIGroup)
+		if crd != nil && cluster == clusters.Wildcard && crd.Annotations[IdentityAnnotation] != "" {
+			crd = nil // bound resources need their identity on the wildcard
+		}
+	}
 	if crd == nil || !established(crd) || !served(crd, info.APIVersion) {
 		h.Next.ServeHTTP(w, r)
 		return
@@ -143,7 +155,7 @@ func (h *Handler) servingInfo(crd *apiextensionsv1.CustomResourceDefinition) (*s
 	if si, ok := h.infos[crd.UID]; ok && si.crd.ResourceVersion == crd.ResourceVersion {
 		return si, nil
 	}
-	si, err := h.Builder.build(crd, "/"+crd.Spec.Group+"/"+crd.Status.AcceptedNames.Plural)
+	si, err := h.Builder.build(crd, StoragePrefix(crd))
 	if err != nil {
 		return nil, err
 	}

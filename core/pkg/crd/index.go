@@ -26,13 +26,89 @@ type Index struct {
 
 	mu        sync.RWMutex
 	byCluster map[string]map[string]*apiextensionsv1.CustomResourceDefinition
-	onChange  []func(cluster string)
+	// bound holds the resources APIBindings make a cluster serve:
+	// cluster -> binding -> CRD name -> CRD.
+	bound    map[string]map[string]map[string]*apiextensionsv1.CustomResourceDefinition
+	onChange []func(cluster string)
+}
+
+// IdentityAnnotation carries, on a CRD made from an APIResourceSchema, the
+// identity hash of the APIExport the resource is bound from.
+const IdentityAnnotation = "apis.kcp.io/identity"
+
+// StoragePrefix is where a CRD's objects are stored: bound resources are
+// stored under their export's identity, so that two exports of the same
+// group and resource never share objects.
+func StoragePrefix(crd *apiextensionsv1.CustomResourceDefinition) string {
+	p := "/" + crd.Spec.Group + "/" + crd.Spec.Names.Plural
+	if id := crd.Annotations[IdentityAnnotation]; id != "" {
+		p += ":" + id
+	}
+	return p
+}
+
+// SetBound records the resources binding makes cluster serve.
+func (i *Index) SetBound(cluster, binding string, crds []*apiextensionsv1.CustomResourceDefinition) {
+	i.mu.Lock()
+	if i.bound[cluster] == nil {
+		i.bound[cluster] = map[string]map[string]*apiextensionsv1.CustomResourceDefinition{}
+	}
+	m := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for _, c := range crds {
+		m[c.Name] = c
+	}
+	i.bound[cluster][binding] = m
+	listeners := i.onChange
+	i.mu.Unlock()
+	for _, f := range listeners {
+		f(cluster)
+	}
+}
+
+// RemoveBound forgets the resources of a binding.
+func (i *Index) RemoveBound(cluster, binding string) {
+	i.mu.Lock()
+	delete(i.bound[cluster], binding)
+	if len(i.bound[cluster]) == 0 {
+		delete(i.bound, cluster)
+	}
+	listeners := i.onChange
+	i.mu.Unlock()
+	for _, f := range listeners {
+		f(cluster)
+	}
+}
+
+// boundLocked returns a bound resource of cluster by CRD name.
+func (i *Index) boundLocked(cluster, name string) *apiextensionsv1.CustomResourceDefinition {
+	for _, m := range i.bound[cluster] {
+		if c, ok := m[name]; ok {
+			return c
+		}
+	}
+	return nil
+}
+
+// GetByIdentity returns a bound resource named name (<plural>.<group>)
+// bound from the export with the given identity, in any cluster.
+func (i *Index) GetByIdentity(name, identity string) *apiextensionsv1.CustomResourceDefinition {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	for _, byBinding := range i.bound {
+		for _, m := range byBinding {
+			if c, ok := m[name]; ok && c.Annotations[IdentityAnnotation] == identity {
+				return c
+			}
+		}
+	}
+	return nil
 }
 
 // NewIndex returns an index over the CRDs of storage.
 func NewIndex(storage Storage) *Index {
 	lw := wildcard.ListWatch(storage)
-	i := &Index{byCluster: map[string]map[string]*apiextensionsv1.CustomResourceDefinition{}}
+	i := &Index{byCluster: map[string]map[string]*apiextensionsv1.CustomResourceDefinition{},
+		bound: map[string]map[string]map[string]*apiextensionsv1.CustomResourceDefinition{}}
 	i.informer = cache.NewSharedIndexInformer(lw, &apiextensionsinternal.CustomResourceDefinition{}, 0, cache.Indexers{})
 	_, _ = i.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { i.set(obj, false) },
@@ -103,7 +179,10 @@ func (i *Index) Get(cluster, name string) *apiextensionsv1.CustomResourceDefinit
 	i.mu.RLock()
 	defer i.mu.RUnlock()
 	if cluster != clusters.Wildcard {
-		return i.byCluster[cluster][name]
+		if c := i.byCluster[cluster][name]; c != nil {
+			return c
+		}
+		return i.boundLocked(cluster, name)
 	}
 	for _, m := range i.byCluster {
 		if crd, ok := m[name]; ok && established(crd) {
@@ -122,6 +201,11 @@ func (i *Index) List(cluster string) []*apiextensionsv1.CustomResourceDefinition
 	if cluster != clusters.Wildcard {
 		for _, crd := range i.byCluster[cluster] {
 			out = append(out, crd)
+		}
+		for _, m := range i.bound[cluster] {
+			for _, crd := range m {
+				out = append(out, crd)
+			}
 		}
 		return out
 	}

@@ -4,6 +4,7 @@
 package discovery
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -19,10 +20,8 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/clusters"
 )
 
-// CRDLister lists a cluster's CRDs.
-type CRDLister interface {
-	List(cluster string) []*apiextensionsv1.CustomResourceDefinition
-}
+// CRDLister lists the CRDs a request's cluster serves.
+type CRDLister func(ctx context.Context, cluster string) []*apiextensionsv1.CustomResourceDefinition
 
 // Handler intercepts discovery requests of clusters that have CRDs and
 // passes everything else (and clusters without CRDs) to Next.
@@ -51,7 +50,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cluster, _ := clusters.From(r.Context())
-	crds := servedCRDs(h.CRDs.List(cluster))
+	crds := servedCRDs(h.CRDs(r.Context(), cluster))
 	if len(crds) == 0 {
 		h.Next.ServeHTTP(w, r)
 		return

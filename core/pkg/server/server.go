@@ -52,6 +52,7 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/server/options"
 	"github.com/meshplane/meshplane/core/pkg/storage/clusterstore"
 	"github.com/meshplane/meshplane/core/pkg/tenancy/home"
+	"github.com/meshplane/meshplane/core/pkg/virtual/apiexportvw"
 	"github.com/meshplane/meshplane/core/pkg/virtual/lifecycle"
 )
 
@@ -128,7 +129,20 @@ func (s *Server) build() error {
 		return err
 	}
 	t := newTenancy(storage, s.backend, "https://"+opts.ExternalAddress)
-	authz, rules := authorization.New(storage.RBACSource(), t, t.index, authorizer.AuthorizerFunc(home.Authorizer))
+	// The CRD registry and index come first: API sharing serves through them.
+	crdOpts := &clusterstore.RESTOptionsGetter{
+		Backend: s.backend, Scheme: apiextensionsapiserver.Scheme, Serializer: apiextensionsapiserver.Codecs,
+		MediaType: "application/json",
+	}
+	crds, err := customresourcedefinition.NewREST(apiextensionsapiserver.Scheme, crdOpts)
+	if err != nil {
+		return err
+	}
+	crdIndex := crd.NewIndex(crds)
+	apis := newAPIs(storage, t.index, crdIndex)
+	vwAuthz := &apiexportvw.Authorizer{Exports: apis}
+	authz, rules := authorization.New(storage.RBACSource(), t, t.index, authorizer.AuthorizerFunc(home.Authorizer), vwAuthz)
+	vwAuthz.RBAC = authz
 	builtin.AddReviews(storage, tokenAuthn, authz, rules)
 
 	config := genericapiserver.NewConfig(builtinapi.Codecs)
@@ -156,19 +170,10 @@ func (s *Server) build() error {
 	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions.GetOpenAPIDefinitions, namer)
 	config.OpenAPIV3Config.Info.Title = "Meshplane"
 
-	crdOpts := &clusterstore.RESTOptionsGetter{
-		Backend: s.backend, Scheme: apiextensionsapiserver.Scheme, Serializer: apiextensionsapiserver.Codecs,
-		MediaType: "application/json",
-	}
-	crds, err := customresourcedefinition.NewREST(apiextensionsapiserver.Scheme, crdOpts)
-	if err != nil {
-		return err
-	}
 	converters, err := conversion.NewCRConverterFactory(nil, nil)
 	if err != nil {
 		return err
 	}
-	crdIndex := crd.NewIndex(crds)
 	crdHandler := &crd.Handler{
 		Index:             crdIndex,
 		Builder:           &crd.Builder{Decorator: s.backend.Decorator, Authorizer: authz, Converters: converters, MaxBodyBytes: config.MaxRequestBodyBytes},
@@ -179,11 +184,12 @@ func (s *Server) build() error {
 	config.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		crdHandler.Next = apiHandler
 		openapi := &clusterspec.Handler{CRDs: crdIndex, Static: apiHandler, Next: crdHandler}
-		api := &discovery.Handler{CRDs: crdIndex, Static: apiHandler, Next: openapi}
+		api := &discovery.Handler{CRDs: apis.discoveredCRDs, Static: apiHandler, Next: openapi}
 		homes := &home.Handler{Clients: t.clients, Bindings: t.bindings, Index: t.index, Types: t.types,
 			ExternalURL: t.externalURL, Codecs: builtinapi.Codecs, Next: api}
 		chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(homes), c)
-		return lifecycle.WithVirtualWorkspaces(clusters.WithClusterPath(chain, builtinapi.Codecs, t.index.Resolve))
+		chain = clusters.WithClusterPath(chain, builtinapi.Codecs, t.index.Resolve)
+		return apiexportvw.WithVirtualWorkspace(lifecycle.WithVirtualWorkspaces(chain), apis)
 	}
 	config.AddHealthChecks(healthz.NamedCheck("etcd", func(r *http.Request) error { return s.backend.Ready(r.Context()) }))
 
@@ -218,6 +224,7 @@ func (s *Server) build() error {
 		go crdController.Run(ctx)
 		go nsController.Run(ctx)
 		t.purgeExtra = crdPrefixes(crdIndex)
+		apis.start(ctx, t.clients.Namespaces, t.externalURL)
 		return t.start(ctx)
 	}); err != nil {
 		return err

@@ -112,7 +112,7 @@ func crdPrefixes(index *crd.Index) func(cluster string) []string {
 	return func(cluster string) []string {
 		var out []string
 		for _, c := range index.List(cluster) {
-			out = append(out, "/"+c.Spec.Group+"/"+c.Spec.Names.Plural)
+			out = append(out, crd.StoragePrefix(c))
 		}
 		return out
 	}

@@ -8,6 +8,8 @@
 //	MESHPLANE_E2E_START_TIMEOUT  how long to wait for /readyz (Go duration, default 3m)
 //	MESHPLANE_E2E_ARGS           extra arguments appended to `meshplane start` (space separated)
 //	MESHPLANE_E2E_KEEP           if set to a non-empty value, root directories are never removed
+//	KUBECTL_WS_BIN               path of the kubectl-ws plugin (default <repo root>/bin/kubectl-ws;
+//	                             built from core/ into a temporary directory when missing)
 //	KUBECTL                      kubectl binary (default: kubectl from PATH)
 package framework
 
@@ -25,9 +27,10 @@ var (
 	binaryOnce sync.Once
 	binaryPath string
 	binaryErr  error
-	// builtDir is the temporary directory holding a binary built by the
-	// framework; removed by CleanupBinary.
-	builtDir string
+	// builtDirs are the temporary directories holding binaries built by
+	// the framework; removed by CleanupBinary.
+	builtMu   sync.Mutex
+	builtDirs []string
 )
 
 // RepoRoot returns the repository root: the first directory, walking up from
@@ -61,13 +64,20 @@ func Binary() (string, error) {
 }
 
 func resolveBinary() (string, error) {
-	if p := os.Getenv("MESHPLANE_BIN"); p != "" {
+	return resolveOrBuild("MESHPLANE_BIN", "meshplane", "./cmd/meshplane")
+}
+
+// resolveOrBuild returns the binary named by the environment variable envVar,
+// else <repo root>/bin/<name>, else builds it from pkg (relative to core/)
+// into a temporary directory removed by CleanupBinary.
+func resolveOrBuild(envVar, name, pkg string) (string, error) {
+	if p := os.Getenv(envVar); p != "" {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return "", err
 		}
 		if err := checkExecutable(abs); err != nil {
-			return "", fmt.Errorf("MESHPLANE_BIN=%s: %w", p, err)
+			return "", fmt.Errorf("%s=%s: %w", envVar, p, err)
 		}
 		return abs, nil
 	}
@@ -75,7 +85,7 @@ func resolveBinary() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	def := filepath.Join(root, "bin", "meshplane")
+	def := filepath.Join(root, "bin", name)
 	if checkExecutable(def) == nil {
 		return def, nil
 	}
@@ -84,7 +94,7 @@ func resolveBinary() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "meshplane")
+	out := filepath.Join(dir, name)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		if goroot := os.Getenv("GOROOT"); goroot != "" {
@@ -96,26 +106,30 @@ func resolveBinary() (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	fmt.Fprintf(os.Stderr, "framework: %s not found, building meshplane into %s (set MESHPLANE_BIN to skip)\n", def, out)
+	fmt.Fprintf(os.Stderr, "framework: %s not found, building %s into %s (set %s to skip)\n", def, name, out, envVar)
 	started := time.Now()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", out, "./cmd/meshplane")
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", out, pkg)
 	cmd.Dir = filepath.Join(root, "core")
 	if output, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", fmt.Errorf("building meshplane (go build -o %s ./cmd/meshplane in %s) failed: %v\n%s", out, cmd.Dir, err, output)
+		return "", fmt.Errorf("building %s (go build -o %s %s in %s) failed: %v\n%s", name, out, pkg, cmd.Dir, err, output)
 	}
-	fmt.Fprintf(os.Stderr, "framework: built meshplane in %s\n", time.Since(started).Round(time.Second))
-	builtDir = dir
+	fmt.Fprintf(os.Stderr, "framework: built %s in %s\n", name, time.Since(started).Round(time.Second))
+	builtMu.Lock()
+	builtDirs = append(builtDirs, dir)
+	builtMu.Unlock()
 	return out, nil
 }
 
-// CleanupBinary removes a binary that the framework built itself. RunMain
+// CleanupBinary removes the binaries that the framework built itself. RunMain
 // calls it; call it yourself when not using RunMain.
 func CleanupBinary() {
-	if builtDir != "" {
-		os.RemoveAll(builtDir)
-		builtDir = ""
+	builtMu.Lock()
+	defer builtMu.Unlock()
+	for _, d := range builtDirs {
+		os.RemoveAll(d)
 	}
+	builtDirs = nil
 }
 
 func checkExecutable(p string) error {

@@ -29,6 +29,13 @@ type Kubectl struct {
 	CacheDir string
 	// Timeout bounds one invocation (DefaultKubectlTimeout when zero).
 	Timeout time.Duration
+	// KubeconfigEnv passes Kubeconfig as $KUBECONFIG instead of
+	// --kubeconfig. Plugins need it: kubectl only dispatches to a plugin
+	// when the plugin name comes before any flag.
+	KubeconfigEnv bool
+	// PathPrepend are directories put in front of $PATH, e.g. the one
+	// holding the kubectl-ws plugin.
+	PathPrepend []string
 }
 
 // Kubectl runs kubectl with the admin kubeconfig and its current context
@@ -120,11 +127,23 @@ func (k *Kubectl) RunStdinErr(t testing.TB, stdin string, args ...string) (strin
 }
 
 func (k *Kubectl) command(ctx context.Context, args []string) *exec.Cmd {
-	full := append([]string{"--kubeconfig", k.Kubeconfig}, k.GlobalArgs...)
+	var full []string
+	if !k.KubeconfigEnv {
+		full = append(full, "--kubeconfig", k.Kubeconfig)
+	}
+	full = append(full, k.GlobalArgs...)
 	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, KubectlBinary(), full...)
 	env := os.Environ()
-	env = append(env, "KUBECONFIG=")
+	if k.KubeconfigEnv {
+		env = append(env, "KUBECONFIG="+k.Kubeconfig)
+	} else {
+		env = append(env, "KUBECONFIG=")
+	}
+	if len(k.PathPrepend) > 0 {
+		// the last value of a duplicated variable wins (os/exec)
+		env = append(env, "PATH="+strings.Join(append(append([]string{}, k.PathPrepend...), os.Getenv("PATH")), string(os.PathListSeparator)))
+	}
 	if k.CacheDir != "" {
 		env = append(env, "KUBECACHEDIR="+k.CacheDir)
 	}

@@ -1,0 +1,83 @@
+package apiexport
+
+import "sync"
+
+// Consumers remembers which clusters bind which export, as the binding
+// controller learns it.
+type Consumers struct {
+	mu sync.RWMutex
+	// export key (<cluster>|<name>) -> consumer cluster -> binding name
+	byExport map[string]map[string]string
+	onChange []func(exportCluster, exportName string)
+}
+
+// NewConsumers returns an empty set.
+func NewConsumers() *Consumers { return &Consumers{byExport: map[string]map[string]string{}} }
+
+func key(cluster, name string) string { return cluster + "|" + name }
+
+// Set records that binding in consumer binds the export (or, with an empty
+// export cluster, that it binds nothing).
+func (c *Consumers) Set(consumer, binding, exportCluster, exportName string) {
+	c.mu.Lock()
+	changed := map[string]bool{}
+	for k, m := range c.byExport {
+		if m[consumer] == binding && k != key(exportCluster, exportName) {
+			delete(m, consumer)
+			changed[k] = true
+		}
+	}
+	if exportCluster != "" {
+		k := key(exportCluster, exportName)
+		if c.byExport[k] == nil {
+			c.byExport[k] = map[string]string{}
+		}
+		if c.byExport[k][consumer] != binding {
+			c.byExport[k][consumer] = binding
+			changed[k] = true
+		}
+	}
+	listeners := c.onChange
+	c.mu.Unlock()
+	for k := range changed {
+		for _, f := range listeners {
+			cl, n := split(k)
+			f(cl, n)
+		}
+	}
+}
+
+func split(k string) (string, string) {
+	for i := 0; i < len(k); i++ {
+		if k[i] == '|' {
+			return k[:i], k[i+1:]
+		}
+	}
+	return k, ""
+}
+
+// Of returns the consumer clusters of an export, with their binding names.
+func (c *Consumers) Of(exportCluster, exportName string) map[string]string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := map[string]string{}
+	for k, v := range c.byExport[key(exportCluster, exportName)] {
+		out[k] = v
+	}
+	return out
+}
+
+// Binds reports whether consumer binds the export.
+func (c *Consumers) Binds(consumer, exportCluster, exportName string) (string, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	b, ok := c.byExport[key(exportCluster, exportName)][consumer]
+	return b, ok
+}
+
+// OnChange registers f to hear of exports whose consumers changed.
+func (c *Consumers) OnChange(f func(exportCluster, exportName string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onChange = append(c.onChange, f)
+}

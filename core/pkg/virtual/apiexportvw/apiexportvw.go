@@ -1,0 +1,161 @@
+// Package apiexportvw serves kcp's APIExport virtual workspace:
+//
+//	/services/apiexport/<export cluster>/<export name>/clusters/<consumer|*>/...
+//
+// On the wildcard a provider lists and watches the exported resources of
+// every consumer that binds the export (the storage under the export's
+// identity); in one consumer it reads and writes the exported resources
+// and the resources whose permission claims the consumer accepted.
+// Callers need verb "content" on the APIExport.
+package apiexportvw
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/meshplane/meshplane/core/pkg/clusters"
+)
+
+// Target is the export a request came through.
+type Target struct {
+	Cluster, Name string
+}
+
+type contextKey struct{}
+
+// From returns the export of the request, if it came through its virtual
+// workspace.
+func From(ctx context.Context) (Target, bool) {
+	t, ok := ctx.Value(contextKey{}).(Target)
+	return t, ok
+}
+
+// Exports looks up exports and their served resources.
+type Exports interface {
+	// Export returns an export.
+	Export(ctx context.Context, cluster, name string) (*apisv1alpha2.APIExport, error)
+	// Resources returns the CRDs of the export's resources.
+	Resources(ctx context.Context, cluster, name string) ([]*apiextensionsv1.CustomResourceDefinition, error)
+	// Binding returns the consumer's binding of the export, if any.
+	Binding(ctx context.Context, consumer, exportCluster, exportName string) (*apisv1alpha2.APIBinding, bool)
+}
+
+// WithVirtualWorkspace rewrites virtual workspace requests to plain
+// cluster requests, naming bound resources by identity on the wildcard.
+// It must run before the cluster path filter.
+func WithVirtualWorkspace(handler http.Handler, exports Exports) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, "/services/apiexport/")
+		if !ok {
+			handler.ServeHTTP(w, r)
+			return
+		}
+		parts := strings.SplitN(rest, "/", 3)
+		if len(parts) < 3 || !strings.HasPrefix(parts[2], "clusters/") {
+			handler.ServeHTTP(w, r)
+			return
+		}
+		t := Target{Cluster: parts[0], Name: parts[1]}
+		path := "/" + parts[2]
+		if strings.HasPrefix(path, clusters.Prefix+clusters.Wildcard+"/apis/") {
+			path = withIdentity(r.Context(), exports, t, path)
+		}
+		u := *r.URL
+		u.Path, u.RawPath = path, ""
+		r = r.WithContext(context.WithValue(r.Context(), contextKey{}, t))
+		r.URL = &u
+		r.RequestURI = u.RequestURI()
+		handler.ServeHTTP(w, r)
+	})
+}
+
+// withIdentity appends the export's identity to an exported resource in
+// /clusters/*/apis/<group>/<version>/<resource>[/...].
+func withIdentity(ctx context.Context, exports Exports, t Target, path string) string {
+	segs := strings.Split(path, "/") // "", clusters, *, apis, group, version, resource, ...
+	if len(segs) < 7 || strings.Contains(segs[6], ":") {
+		return path
+	}
+	export, err := exports.Export(ctx, t.Cluster, t.Name)
+	if err != nil || export.Status.IdentityHash == "" {
+		return path
+	}
+	for _, res := range export.Spec.Resources {
+		if res.Group == segs[4] && res.Name == segs[6] {
+			segs[6] += ":" + export.Status.IdentityHash
+			return strings.Join(segs, "/")
+		}
+	}
+	return path
+}
+
+// Authorizer decides requests through the virtual workspace.
+type Authorizer struct {
+	RBAC    authorizer.Authorizer
+	Exports Exports
+}
+
+// Authorize implements authorizer.Authorizer.
+func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+	t, ok := From(ctx)
+	if !ok {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	// RBAC may be the server's whole authorizer chain: ask it as a plain
+	// request in the export's workspace.
+	plain := clusters.WithCluster(context.WithValue(ctx, contextKey{}, nil), t.Cluster)
+	content := authorizer.AttributesRecord{User: attrs.GetUser(), Verb: "content", APIGroup: apisv1alpha2.SchemeGroupVersion.Group,
+		APIVersion: apisv1alpha2.SchemeGroupVersion.Version, Resource: "apiexports", Name: t.Name, ResourceRequest: true}
+	if d, _, _ := a.RBAC.Authorize(plain, content); d != authorizer.DecisionAllow {
+		viaSub := content
+		viaSub.Verb, viaSub.Subresource = attrs.GetVerb(), "content"
+		if d, _, _ := a.RBAC.Authorize(plain, viaSub); d != authorizer.DecisionAllow {
+			return authorizer.DecisionDeny, fmt.Sprintf("%s may not access the content of APIExport %s|%s", attrs.GetUser().GetName(), t.Cluster, t.Name), nil
+		}
+	}
+	if !attrs.IsResourceRequest() {
+		return authorizer.DecisionAllow, "", nil // discovery
+	}
+	export, err := a.Exports.Export(ctx, t.Cluster, t.Name)
+	if err != nil {
+		return authorizer.DecisionDeny, fmt.Sprintf("APIExport %s|%s not found", t.Cluster, t.Name), nil
+	}
+	resource, identity, _ := strings.Cut(attrs.GetResource(), ":")
+	exported := false
+	for _, r := range export.Spec.Resources {
+		if r.Group == attrs.GetAPIGroup() && r.Name == resource {
+			exported = true
+		}
+	}
+	cluster, _ := clusters.From(ctx)
+	if cluster == clusters.Wildcard {
+		if exported && identity == export.Status.IdentityHash && (attrs.GetVerb() == "list" || attrs.GetVerb() == "watch") {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionDeny, "only the exported resources can be listed and watched across consumers", nil
+	}
+	binding, ok := a.Exports.Binding(ctx, cluster, t.Cluster, t.Name)
+	if !ok {
+		return authorizer.DecisionDeny, fmt.Sprintf("logical cluster %s does not bind APIExport %s", cluster, t.Name), nil
+	}
+	if exported {
+		return authorizer.DecisionAllow, "", nil
+	}
+	for _, claim := range binding.Spec.PermissionClaims {
+		if claim.State != apisv1alpha2.ClaimAccepted || claim.Group != attrs.GetAPIGroup() || claim.Resource != resource {
+			continue
+		}
+		for _, v := range claim.Verbs {
+			if v == "*" || v == attrs.GetVerb() {
+				return authorizer.DecisionAllow, "", nil
+			}
+		}
+	}
+	return authorizer.DecisionDeny, fmt.Sprintf("%s is neither exported by %s nor an accepted permission claim", attrs.GetResource(), t.Name), nil
+}
