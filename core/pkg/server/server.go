@@ -35,6 +35,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/pkg/adminkubeconfig"
+	apibindingadmission "github.com/meshplane/meshplane/core/pkg/admission/apibinding"
 	"github.com/meshplane/meshplane/core/pkg/admission/namespacelifecycle"
 	workspaceadmission "github.com/meshplane/meshplane/core/pkg/admission/workspace"
 	builtinapi "github.com/meshplane/meshplane/core/pkg/apis/builtin"
@@ -42,6 +43,7 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/authorization"
 	"github.com/meshplane/meshplane/core/pkg/certs"
 	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/controllers/defaultapibindings"
 	"github.com/meshplane/meshplane/core/pkg/controllers/namespace"
 	"github.com/meshplane/meshplane/core/pkg/crd"
 	"github.com/meshplane/meshplane/core/pkg/discovery"
@@ -162,6 +164,7 @@ func (s *Server) build() error {
 	config.AdmissionControl = admission.NewChainHandler(
 		namespacelifecycle.New(namespaceGetter(storage)),
 		workspaceadmission.New(t.types, t.index, authz),
+		apibindingadmission.New(t.index.Resolve, authz),
 	)
 
 	namer := openapinamer.NewDefinitionNamer(builtinapi.Scheme, apiextensionsapiserver.Scheme)
@@ -225,6 +228,7 @@ func (s *Server) build() error {
 		go nsController.Run(ctx)
 		t.purgeExtra = crdPrefixes(crdIndex)
 		apis.start(ctx, t.clients.Namespaces, t.externalURL)
+		go (&defaultapibindings.Controller{Clients: t.clients, Index: t.index, Types: t.types, Bindings: apis.bindings}).Run(ctx)
 		return t.start(ctx)
 	}); err != nil {
 		return err

@@ -94,13 +94,18 @@ func (t *Types) Aliases(ctx context.Context, wt Type) ([]Type, error) {
 func Lifecycle(aliases []Type) ([]corev1alpha1.LogicalClusterInitializer, []corev1alpha1.LogicalClusterTerminator) {
 	var inits []corev1alpha1.LogicalClusterInitializer
 	var terms []corev1alpha1.LogicalClusterTerminator
+	bindings := false
 	for _, a := range aliases {
+		bindings = bindings || len(a.Spec.DefaultAPIBindings) > 0
 		if a.Spec.Initializer {
 			inits = append(inits, a.Initializer())
 		}
 		if a.Spec.Terminator {
 			terms = append(terms, a.Terminator())
 		}
+	}
+	if bindings {
+		inits = append(inits, tenancyv1alpha1.WorkspaceAPIBindingsInitializer)
 	}
 	return inits, terms
 }

@@ -1,0 +1,101 @@
+// Package defaultapibindings is the system:apibindings initializer: when a
+// workspace whose type (or a type it extends) lists defaultAPIBindings
+// initializes, it creates those APIBindings, waits until they are Bound,
+// then removes itself from the cluster's initializers.
+package defaultapibindings
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
+	"github.com/meshplane/meshplane/core/pkg/registry/local"
+	"github.com/meshplane/meshplane/core/pkg/tenancy"
+)
+
+const initializer = tenancyv1alpha1.WorkspaceAPIBindingsInitializer
+
+// Controller creates default APIBindings.
+type Controller struct {
+	Clients  tenancy.Clients
+	Index    *tenancy.Index
+	Types    *tenancy.Types
+	Bindings local.Client[*apisv1alpha2.APIBinding]
+
+	runner *runner.Runner
+}
+
+// Run works until ctx is done.
+func (c *Controller) Run(ctx context.Context) {
+	c.runner = runner.New("default-apibindings", 2, c.reconcile)
+	enqueue := func(obj any) {
+		lc, ok := obj.(*corev1alpha1.LogicalCluster)
+		if ok && initialization.InitializerPresent(initializer, lc.Status.Initializers) {
+			c.runner.Add(lc.Annotations[clusters.Annotation])
+		}
+	}
+	_, _ = c.Index.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }})
+	c.runner.Run(ctx)
+}
+
+func (c *Controller) reconcile(ctx context.Context, cluster string) (time.Duration, error) {
+	lc, err := c.Clients.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !initialization.InitializerPresent(initializer, lc.Status.Initializers) {
+		return 0, nil
+	}
+	typeID := lc.Annotations[tenancy.TypeAnnotation]
+	i := strings.LastIndex(typeID, ":")
+	t, err := c.Types.Resolve(ctx, tenancyv1alpha1.WorkspaceTypeReference{Path: typeID[:i], Name: tenancyv1alpha1.WorkspaceTypeName(typeID[i+1:])}, "")
+	if err != nil {
+		return 0, err
+	}
+	aliases, err := c.Types.Aliases(ctx, t)
+	if err != nil {
+		return 0, err
+	}
+	pending := false
+	for _, a := range aliases {
+		for _, ref := range a.Spec.DefaultAPIBindings {
+			path := ref.Path
+			if path == "" {
+				path = a.Path
+			}
+			b, err := c.Bindings.Get(ctx, cluster, "", ref.Export)
+			if apierrors.IsNotFound(err) {
+				b, err = c.Bindings.Create(ctx, cluster, "", &apisv1alpha2.APIBinding{
+					ObjectMeta: metav1.ObjectMeta{Name: ref.Export},
+					Spec: apisv1alpha2.APIBindingSpec{Reference: apisv1alpha2.BindingReference{
+						Export: &apisv1alpha2.ExportBindingReference{Path: path, Name: ref.Export}}},
+				})
+			}
+			if err != nil {
+				return 0, err
+			}
+			pending = pending || b.Status.Phase != apisv1alpha2.APIBindingPhaseBound
+		}
+	}
+	if pending {
+		return 500 * time.Millisecond, nil
+	}
+	lc = lc.DeepCopy()
+	lc.Status.Initializers = initialization.EnsureInitializerAbsent(initializer, lc.Status.Initializers)
+	lc.Labels = tenancy.WithLifecycleLabels(lc.Labels, lc.Status.Initializers, nil)
+	_, err = c.Clients.LogicalClusters.UpdateStatus(ctx, cluster, "", lc.Name, lc)
+	return 0, err
+}
