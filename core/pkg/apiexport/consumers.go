@@ -8,11 +8,46 @@ type Consumers struct {
 	mu sync.RWMutex
 	// export key (<cluster>|<name>) -> consumer cluster -> binding name
 	byExport map[string]map[string]string
+	// consumer cluster -> binding name -> accepted claims (<group>/<resource>)
+	claims   map[string]map[string]map[string]bool
 	onChange []func(exportCluster, exportName string)
 }
 
 // NewConsumers returns an empty set.
-func NewConsumers() *Consumers { return &Consumers{byExport: map[string]map[string]string{}} }
+func NewConsumers() *Consumers {
+	return &Consumers{byExport: map[string]map[string]string{}, claims: map[string]map[string]map[string]bool{}}
+}
+
+// SetClaims records the permission claims (<group>/<resource>) a binding
+// accepted.
+func (c *Consumers) SetClaims(consumer, binding string, accepted []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(accepted) == 0 {
+		delete(c.claims[consumer], binding)
+		return
+	}
+	if c.claims[consumer] == nil {
+		c.claims[consumer] = map[string]map[string]bool{}
+	}
+	m := map[string]bool{}
+	for _, a := range accepted {
+		m[a] = true
+	}
+	c.claims[consumer][binding] = m
+}
+
+// Accepted reports whether consumer binds the export and, for a claimed
+// resource (exported false), accepted the claim on group/resource.
+func (c *Consumers) Accepted(consumer, exportCluster, exportName, group, resource string, exported bool) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	binding, ok := c.byExport[key(exportCluster, exportName)][consumer]
+	if !ok {
+		return false
+	}
+	return exported || c.claims[consumer][binding][group+"/"+resource]
+}
 
 func key(cluster, name string) string { return cluster + "|" + name }
 

@@ -49,3 +49,17 @@ func IsValidName(s string) bool { return nameRE.MatchString(s) }
 
 // IsValidPath reports whether s is a well-formed workspace path or cluster name.
 func IsValidPath(s string) bool { return pathRE.MatchString(s) || nameRE.MatchString(s) }
+
+type filterKey struct{}
+
+// WithFilter narrows a wildcard list or watch to the clusters keep accepts
+// (the APIExport virtual workspace shows only consumers of the export).
+func WithFilter(ctx context.Context, keep func(cluster string) bool) context.Context {
+	return context.WithValue(ctx, filterKey{}, keep)
+}
+
+// FilterFrom returns the cluster filter of ctx, if any.
+func FilterFrom(ctx context.Context) (func(cluster string) bool, bool) {
+	f, ok := ctx.Value(filterKey{}).(func(string) bool)
+	return f, ok && f != nil
+}

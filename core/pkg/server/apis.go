@@ -64,6 +64,10 @@ func (a *apisParts) start(ctx context.Context, namespaces local.Client[*corev1.N
 
 // Export implements apiexportvw.Exports.
 func (a *apisParts) Export(ctx context.Context, cluster, name string) (*apisv1alpha2.APIExport, error) {
+	e, err := a.exports.GetCached(ctx, cluster, "", name)
+	if err == nil && e.Status.IdentityHash != "" {
+		return e, nil
+	}
 	return a.exports.Get(ctx, cluster, "", name)
 }
 
@@ -96,6 +100,11 @@ func (a *apisParts) Binding(ctx context.Context, consumer, exportCluster, export
 	}
 	b, err := a.bindings.Get(ctx, consumer, "", name)
 	return b, err == nil
+}
+
+// Accepted implements apiexportvw.Exports.
+func (a *apisParts) Accepted(consumer, exportCluster, exportName, group, resource string, exported bool) bool {
+	return a.consumers.Accepted(consumer, exportCluster, exportName, group, resource, exported)
 }
 
 // discoveredCRDs is what discovery shows: in the APIExport virtual

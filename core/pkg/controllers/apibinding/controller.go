@@ -106,6 +106,11 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	requeue, crds := c.bind(ctx, cluster, want)
 	if crds != nil {
 		c.CRDs.SetBound(cluster, name, crds)
+		var accepted []string
+		for _, claim := range want.Status.AppliedPermissionClaims {
+			accepted = append(accepted, claim.Group+"/"+claim.Resource)
+		}
+		c.Consumers.SetClaims(cluster, name, accepted)
 		c.Consumers.Set(cluster, name, want.Status.APIExportClusterName, want.Spec.Reference.Export.Name)
 	}
 	if !equality.Semantic.DeepEqual(b.Status, want.Status) {
@@ -178,7 +183,7 @@ func (c *Controller) bind(ctx context.Context, cluster string, b *apisv1alpha2.A
 	b.Status.ExportPermissionClaims = export.Spec.PermissionClaims
 	b.Status.AppliedPermissionClaims = nil
 	for _, claim := range b.Spec.PermissionClaims {
-		if claim.State == apisv1alpha2.ClaimAccepted {
+		if claim.State == apisv1alpha2.ClaimAccepted && claimed(export, claim.PermissionClaim) {
 			b.Status.AppliedPermissionClaims = append(b.Status.AppliedPermissionClaims, claim.ScopedPermissionClaim)
 		}
 	}
@@ -208,4 +213,14 @@ func (c *Controller) conflict(cluster, binding string, def *apiextensionsv1.Cust
 		}
 	}
 	return ""
+}
+
+// claimed reports whether the export makes the claim a binding accepts.
+func claimed(export *apisv1alpha2.APIExport, claim apisv1alpha2.PermissionClaim) bool {
+	for _, c := range export.Spec.PermissionClaims {
+		if c.EqualGRI(claim) {
+			return true
+		}
+	}
+	return false
 }

@@ -32,10 +32,21 @@ func Context(ctx context.Context, cluster, namespace string) context.Context {
 	return genericapirequest.WithNamespace(clusters.WithCluster(ctx, cluster), namespace)
 }
 
-// Get reads an object (from the watch cache when cached is true).
+// Get reads the current object.
 func (c Client[T]) Get(ctx context.Context, cluster, namespace, name string) (T, error) {
 	var zero T
 	obj, err := c.Storage.Get(Context(ctx, cluster, namespace), name, &metav1.GetOptions{})
+	if err != nil {
+		return zero, err
+	}
+	return obj.(T), nil
+}
+
+// GetCached reads an object from the watch cache when the resource has
+// one (it may lag a write by milliseconds); use it on hot read paths.
+func (c Client[T]) GetCached(ctx context.Context, cluster, namespace, name string) (T, error) {
+	var zero T
+	obj, err := c.Storage.Get(Context(ctx, cluster, namespace), name, &metav1.GetOptions{ResourceVersion: "0"})
 	if err != nil {
 		return zero, err
 	}

@@ -108,7 +108,16 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if clusters.IsWildcard(ctx) {
 		opts.Recursive = true
 	}
-	return s.Interface.Watch(ctx, k, opts)
+	w, err := s.Interface.Watch(ctx, k, opts)
+	if keep, ok := clusters.FilterFrom(ctx); ok && err == nil && clusters.IsWildcard(ctx) {
+		return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+			if e.Type == watch.Bookmark || e.Type == watch.Error {
+				return e, true
+			}
+			return e, keep(clusterOf(e.Object))
+		}), nil
+	}
+	return w, err
 }
 
 func (s *store) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
@@ -127,7 +136,13 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	if clusters.IsWildcard(ctx) {
 		opts.Recursive = true
 	}
-	return s.Interface.GetList(ctx, k, opts, listObj)
+	if err := s.Interface.GetList(ctx, k, opts, listObj); err != nil {
+		return err
+	}
+	if keep, ok := clusters.FilterFrom(ctx); ok && clusters.IsWildcard(ctx) {
+		return filterList(listObj, keep)
+	}
+	return nil
 }
 
 func (s *store) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
@@ -150,3 +165,33 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 }
 
 func trimSlashes(s string) string { return strings.Trim(s, "/") }
+
+// clusterOf returns the cluster an object is stored in.
+func clusterOf(obj runtime.Object) string {
+	if c, ok := obj.(runtime.CacheableObject); ok {
+		obj = c.GetObject()
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetAnnotations()[clusters.Annotation]
+}
+
+// filterList drops the items of clusters keep refuses.
+func filterList(listObj runtime.Object, keep func(string) bool) error {
+	items, err := meta.ExtractListWithAlloc(listObj)
+	if err != nil {
+		return err
+	}
+	kept := items[:0]
+	for _, item := range items {
+		if keep(clusterOf(item)) {
+			kept = append(kept, item)
+		}
+	}
+	if len(kept) == len(items) {
+		return nil
+	}
+	return meta.SetList(listObj, kept)
+}

@@ -44,6 +44,9 @@ type Exports interface {
 	Resources(ctx context.Context, cluster, name string) ([]*apiextensionsv1.CustomResourceDefinition, error)
 	// Binding returns the consumer's binding of the export, if any.
 	Binding(ctx context.Context, consumer, exportCluster, exportName string) (*apisv1alpha2.APIBinding, bool)
+	// Accepted reports whether consumer binds the export and, for a claimed
+	// resource, accepted the claim.
+	Accepted(consumer, exportCluster, exportName, group, resource string, exported bool) bool
 }
 
 // WithVirtualWorkspace rewrites virtual workspace requests to plain
@@ -63,12 +66,20 @@ func WithVirtualWorkspace(handler http.Handler, exports Exports) http.Handler {
 		}
 		t := Target{Cluster: parts[0], Name: parts[1]}
 		path := "/" + parts[2]
-		if strings.HasPrefix(path, clusters.Prefix+clusters.Wildcard+"/apis/") {
-			path = withIdentity(r.Context(), exports, t, path)
+		ctx := context.WithValue(r.Context(), contextKey{}, t)
+		if strings.HasPrefix(path, clusters.Prefix+clusters.Wildcard+"/") {
+			var group, resource string
+			var exported bool
+			path, group, resource, exported = withIdentity(ctx, exports, t, path)
+			// A wildcard list shows only consumers of the export that, for
+			// claimed resources, accepted the claim.
+			ctx = clusters.WithFilter(ctx, func(cluster string) bool {
+				return exports.Accepted(cluster, t.Cluster, t.Name, group, resource, exported)
+			})
 		}
 		u := *r.URL
 		u.Path, u.RawPath = path, ""
-		r = r.WithContext(context.WithValue(r.Context(), contextKey{}, t))
+		r = r.WithContext(ctx)
 		r.URL = &u
 		r.RequestURI = u.RequestURI()
 		handler.ServeHTTP(w, r)
@@ -76,23 +87,31 @@ func WithVirtualWorkspace(handler http.Handler, exports Exports) http.Handler {
 }
 
 // withIdentity appends the export's identity to an exported resource in
-// /clusters/*/apis/<group>/<version>/<resource>[/...].
-func withIdentity(ctx context.Context, exports Exports, t Target, path string) string {
+// /clusters/*/apis/<group>/<version>/<resource>[/...] and returns the
+// resource the path names.
+func withIdentity(ctx context.Context, exports Exports, t Target, path string) (string, string, string, bool) {
 	segs := strings.Split(path, "/") // "", clusters, *, apis, group, version, resource, ...
-	if len(segs) < 7 || strings.Contains(segs[6], ":") {
-		return path
+	var group, resource string
+	switch {
+	case len(segs) >= 6 && segs[3] == "api":
+		resource = segs[5]
+	case len(segs) >= 7 && segs[3] == "apis":
+		group, resource = segs[4], segs[6]
+	default:
+		return path, "", "", false
 	}
+	resource, _, _ = strings.Cut(resource, ":")
 	export, err := exports.Export(ctx, t.Cluster, t.Name)
 	if err != nil || export.Status.IdentityHash == "" {
-		return path
+		return path, group, resource, false
 	}
 	for _, res := range export.Spec.Resources {
-		if res.Group == segs[4] && res.Name == segs[6] {
-			segs[6] += ":" + export.Status.IdentityHash
-			return strings.Join(segs, "/")
+		if res.Group == group && res.Name == resource {
+			segs[6] = resource + ":" + export.Status.IdentityHash
+			return strings.Join(segs, "/"), group, resource, true
 		}
 	}
-	return path
+	return path, group, resource, false
 }
 
 // Authorizer decides requests through the virtual workspace.
@@ -135,10 +154,14 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 	}
 	cluster, _ := clusters.From(ctx)
 	if cluster == clusters.Wildcard {
-		if exported && identity == export.Status.IdentityHash && (attrs.GetVerb() == "list" || attrs.GetVerb() == "watch") {
+		listing := attrs.GetVerb() == "list" || attrs.GetVerb() == "watch"
+		if listing && exported && identity == export.Status.IdentityHash {
 			return authorizer.DecisionAllow, "", nil
 		}
-		return authorizer.DecisionDeny, "only the exported resources can be listed and watched across consumers", nil
+		if listing && !exported && claims(export, attrs.GetAPIGroup(), resource) {
+			return authorizer.DecisionAllow, "", nil // narrowed to accepting consumers by the filter
+		}
+		return authorizer.DecisionDeny, "only the exported and claimed resources can be listed and watched across consumers", nil
 	}
 	binding, ok := a.Exports.Binding(ctx, cluster, t.Cluster, t.Name)
 	if !ok {
@@ -148,7 +171,8 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 		return authorizer.DecisionAllow, "", nil
 	}
 	for _, claim := range binding.Spec.PermissionClaims {
-		if claim.State != apisv1alpha2.ClaimAccepted || claim.Group != attrs.GetAPIGroup() || claim.Resource != resource {
+		if claim.State != apisv1alpha2.ClaimAccepted || claim.Group != attrs.GetAPIGroup() || claim.Resource != resource ||
+			!claims(export, claim.Group, claim.Resource) {
 			continue
 		}
 		for _, v := range claim.Verbs {
@@ -158,4 +182,14 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 		}
 	}
 	return authorizer.DecisionDeny, fmt.Sprintf("%s is neither exported by %s nor an accepted permission claim", attrs.GetResource(), t.Name), nil
+}
+
+// claims reports whether the export claims group/resource.
+func claims(export *apisv1alpha2.APIExport, group, resource string) bool {
+	for _, c := range export.Spec.PermissionClaims {
+		if c.Group == group && c.Resource == resource {
+			return true
+		}
+	}
+	return false
 }
