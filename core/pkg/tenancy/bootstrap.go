@@ -69,17 +69,15 @@ func BuiltinTypes() []*tenancyv1alpha1.WorkspaceType {
 func Bootstrap(ctx context.Context, c Clients, externalURL string) error {
 	_, err := c.LogicalClusters.Get(ctx, clusters.Root, "", corev1alpha1.LogicalClusterName)
 	if apierrors.IsNotFound(err) {
-		lc := &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{
-			Name:        corev1alpha1.LogicalClusterName,
-			Annotations: map[string]string{PathAnnotation: clusters.Root, TypeAnnotation: "root:root"},
-		}}
-		lc, err = c.LogicalClusters.Create(ctx, clusters.Root, "", lc)
-		if err != nil {
-			return fmt.Errorf("creating root logical cluster: %w", err)
+		lc := &corev1alpha1.LogicalCluster{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        corev1alpha1.LogicalClusterName,
+				Annotations: map[string]string{PathAnnotation: clusters.Root, TypeAnnotation: "root:root"},
+			},
+			Status: corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseReady, URL: externalURL + "/clusters/root"},
 		}
-		lc.Status = corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseReady, URL: externalURL + "/clusters/root"}
-		if _, err := c.LogicalClusters.UpdateStatus(ctx, clusters.Root, "", lc.Name, lc); err != nil {
-			return fmt.Errorf("marking root ready: %w", err)
+		if _, err := c.LogicalClusters.Create(ctx, clusters.Root, "", lc); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating root logical cluster: %w", err)
 		}
 	} else if err != nil {
 		return err

@@ -176,21 +176,21 @@ func (s *Suite) rss(ctx context.Context, rep *bench.Report, key, figure string, 
 	return v, nil
 }
 
-// transient reports server-side overload or timeout errors worth retrying.
-func transient(err error) bool {
+// Transient reports server-side overload or timeout errors worth retrying.
+func Transient(err error) bool {
 	return apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
 		apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err)
 }
 
-// settling additionally accepts the errors expected for a short while after
+// Settling additionally accepts the errors expected for a short while after
 // a namespace was created (namespace lifecycle admission catching up).
-func settling(err error) bool {
-	return transient(err) || apierrors.IsNotFound(err) || apierrors.IsForbidden(err)
+func Settling(err error) bool {
+	return Transient(err) || apierrors.IsNotFound(err) || apierrors.IsForbidden(err)
 }
 
-// retry calls fn until it succeeds, returns an error that retryable
+// Retry calls fn until it succeeds, returns an error that retryable
 // rejects, or budget is exhausted.
-func retry(ctx context.Context, budget time.Duration, retryable func(error) bool, fn func() error) error {
+func Retry(ctx context.Context, budget time.Duration, retryable func(error) bool, fn func() error) error {
 	deadline := time.Now().Add(budget)
 	for {
 		err := fn()
@@ -227,14 +227,14 @@ func (s *Suite) setupNamespace(parent context.Context, rep *bench.Report, ns str
 	ctx, cancel := context.WithTimeout(parent, s.o.PhaseTimeout)
 	defer cancel()
 	s.o.Logf("creating namespace %s in logical cluster %s", ns, s.o.Cluster)
-	if err := retry(ctx, 30*time.Second, transient, func() error { return createNamespace(ctx, s.core, ns) }); err != nil {
+	if err := Retry(ctx, 30*time.Second, Transient, func() error { return createNamespace(ctx, s.core, ns) }); err != nil {
 		if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
 			err = fmt.Errorf("%w (does the logical cluster exist? with kcp pass --cluster-path of an existing workspace, e.g. root)", err)
 		}
 		return fmt.Errorf("create namespace %s in %s: %w", ns, bench.ClusterURL(s.t.Base, s.o.Cluster), err)
 	}
 	s.namespaces = append(s.namespaces, ns)
-	err := retry(ctx, 30*time.Second, settling, func() error {
+	err := Retry(ctx, 30*time.Second, Settling, func() error {
 		err := createConfigMap(ctx, s.core, ns, "warmup")
 		if apierrors.IsAlreadyExists(err) {
 			return nil
@@ -386,11 +386,11 @@ func (s *Suite) phaseClusters(parent context.Context, rep *bench.Report) error {
 			if err != nil {
 				return err
 			}
-			if err := retry(ctx, 5*time.Second, transient, func() error { return createNamespace(ctx, c, clusterNamespace) }); err != nil {
+			if err := Retry(ctx, 5*time.Second, Transient, func() error { return createNamespace(ctx, c, clusterNamespace) }); err != nil {
 				return fmt.Errorf("%s: namespace: %w", s.clusterName(i), err)
 			}
 			touched[i] = true
-			err = retry(ctx, 5*time.Second, settling, func() error {
+			err = Retry(ctx, 5*time.Second, Settling, func() error {
 				err := createConfigMap(ctx, c, clusterNamespace, "bench")
 				if apierrors.IsAlreadyExists(err) {
 					return nil

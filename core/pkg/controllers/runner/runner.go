@@ -6,6 +6,7 @@ import (
 	"context"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -53,6 +54,10 @@ func (r *Runner) work(ctx context.Context) {
 		}
 		requeue, err := r.Reconcile(ctx, key)
 		switch {
+		case apierrors.IsConflict(err):
+			// Somebody wrote first; the next round reads their version.
+			klog.V(4).InfoS("Reconcile conflict", "controller", r.Name, "key", key)
+			r.queue.AddRateLimited(key)
 		case err != nil:
 			klog.ErrorS(err, "Reconcile failed", "controller", r.Name, "key", key)
 			r.queue.AddRateLimited(key)

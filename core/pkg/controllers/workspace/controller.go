@@ -184,21 +184,17 @@ func CreateLogicalCluster(ctx context.Context, lcs local.Client[*corev1alpha1.Lo
 		},
 		Spec: corev1alpha1.LogicalClusterSpec{Owner: owner, Initializers: inits, Terminators: terms,
 			CreatedBy: &corev1alpha1.OwnerUserInfo{Username: creator.Username, Groups: creator.Groups, UID: creator.UID}},
+		Status: corev1alpha1.LogicalClusterStatus{URL: url, Phase: corev1alpha1.LogicalClusterPhaseInitializing,
+			Initializers: inits, Terminators: terms},
 	}
-	created, err := lcs.Create(ctx, cluster, "", lc)
-	if apierrors.IsAlreadyExists(err) {
-		return nil
+	if len(inits) == 0 {
+		lc.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
 	}
-	if err != nil {
+	_, err := lcs.Create(ctx, cluster, "", lc)
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating logical cluster %s: %w", cluster, err)
 	}
-	created.Status = corev1alpha1.LogicalClusterStatus{URL: url, Phase: corev1alpha1.LogicalClusterPhaseInitializing,
-		Initializers: inits, Terminators: terms}
-	if len(inits) == 0 {
-		created.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
-	}
-	_, err = lcs.UpdateStatus(ctx, cluster, "", created.Name, created)
-	return err
+	return nil
 }
 
 // EnsureAdmin binds the creator to cluster-admin in the new cluster.

@@ -60,7 +60,7 @@ var kcpResources = []resource{
 		newFunc: func() runtime.Object { return &tenancyv1alpha1.WorkspaceType{} },
 		newList: func() runtime.Object { return &tenancyv1alpha1.WorkspaceTypeList{} }},
 	{gv: corev1alpha1.SchemeGroupVersion, plural: "logicalclusters", singular: "logicalcluster", kind: "LogicalCluster",
-		categories: []string{"kcp"}, hasStatus: true, nameFn: apivalidation.NameIsDNSSubdomain,
+		categories: []string{"kcp"}, hasStatus: true, statusOnCreate: true, nameFn: apivalidation.NameIsDNSSubdomain,
 		newFunc: func() runtime.Object { return &corev1alpha1.LogicalCluster{} },
 		newList: func() runtime.Object { return &corev1alpha1.LogicalClusterList{} },
 		columns: []column{

@@ -82,6 +82,7 @@ func newStore(r resource, opts generic.RESTOptionsGetter) (*genericregistry.Stor
 		NameGenerator:  names.SimpleNameGenerator,
 		namespaced:     r.namespaced,
 		hasStatus:      r.hasStatus,
+		statusOnCreate: r.statusOnCreate,
 		nameFn:         r.nameFn,
 		defaults:       r.defaults,
 		validate:       r.validate,

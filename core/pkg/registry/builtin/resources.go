@@ -31,6 +31,9 @@ type resource struct {
 	shortNames []string
 	categories []string
 	hasStatus  bool
+	// statusOnCreate keeps the status given on create (objects the
+	// server creates whole, such as LogicalClusters).
+	statusOnCreate bool
 	// extraStatus names further subresources written like status
 	// (certificatesigningrequests/approval).
 	extraStatus []string

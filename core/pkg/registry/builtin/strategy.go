@@ -28,6 +28,8 @@ type strategy struct {
 	hasStatus bool
 	// statusOnly makes this the status subresource's strategy.
 	statusOnly bool
+	// statusOnCreate keeps status on create.
+	statusOnCreate bool
 	// nameFn validates metadata.name.
 	nameFn apivalidation.ValidateNameFunc
 	// defaults fills defaults on create and update.
@@ -47,7 +49,7 @@ func (s *strategy) AllowUnconditionalUpdate() bool  { return true }
 func (s *strategy) Canonicalize(obj runtime.Object) {}
 
 func (s *strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
-	if s.hasStatus {
+	if s.hasStatus && !s.statusOnCreate {
 		clearField(obj, "Status")
 	}
 	if m, err := meta.Accessor(obj); err == nil && hasSpec(obj) {
