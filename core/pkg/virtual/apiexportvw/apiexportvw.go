@@ -111,6 +111,13 @@ func withIdentity(ctx context.Context, exports Exports, t Target, path string) (
 			return strings.Join(segs, "/"), group, resource, true
 		}
 	}
+	// A claim on another export's resource names it by that identity.
+	for _, c := range export.Spec.PermissionClaims {
+		if c.Group == group && c.Resource == resource && c.IdentityHash != "" && segs[3] == "apis" {
+			segs[6] = resource + ":" + c.IdentityHash
+			return strings.Join(segs, "/"), group, resource, false
+		}
+	}
 	return path, group, resource, false
 }
 
