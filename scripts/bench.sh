@@ -3,11 +3,16 @@
 #
 # Usage: scripts/bench.sh [extra meshplane-bench flags...]
 #   e.g. scripts/bench.sh --clusters 200 --creates 1000
+#   a quick smoke run of every phase:
+#   scripts/bench.sh --creates 200 --gets 200 --list-size 200 --clusters 50 \
+#     --workspaces 50 --bindings 5 --vw-large=false --vw-watch-consumers 20
+#   the workspace memory target: scripts/bench.sh --workspaces-10k
 #
 # Expects bin/meshplane and bin/meshplane-bench (built by `make build`); this
 # script builds nothing. It creates a temporary root directory, picks free
 # 127.0.0.1 ports, lets meshplane-bench start the server (measuring
-# start-to-ready and RSS), run all phases plus the embedded-etcd ceiling and
+# start-to-ready and RSS), run all phases (configmaps, logical clusters, kcp
+# workspaces and API sharing) plus the embedded-etcd ceiling and
 # stop the server, tees the Markdown table to bench-results.md in the
 # repository root (not meant to be committed), and removes the temporary
 # directory. Progress is printed on stderr. Exit status is meshplane-bench's.

@@ -1,7 +1,10 @@
 // Command meshplane-bench measures a kcp-compatible Kubernetes API server
 // (Meshplane or kcp): configmap create/get/list throughput and latency in a
 // logical cluster, the memory cost per logical cluster, server start-to-ready
-// time, and a raw etcd put ceiling. It prints a Markdown table.
+// time, a raw etcd put ceiling, kcp workspaces (Ready rate flat and as a
+// tree, memory per workspace, tree deletion) and API sharing (APIBindings
+// Bound, wildcard LIST and watch latency through the APIExport virtual
+// workspace). It prints a Markdown table.
 //
 // Example against a running server:
 //
@@ -9,7 +12,7 @@
 //
 // Against kcp, whose logical clusters must exist beforehand:
 //
-//	meshplane-bench --kubeconfig .kcp/admin.kubeconfig --cluster-path root --clusters 0
+//	meshplane-bench --kubeconfig .kcp/admin.kubeconfig --cluster-path root --clusters 0 --pid $(pgrep -n kcp)
 package main
 
 import (
@@ -30,6 +33,7 @@ import (
 
 	"github.com/meshplane/meshplane/core/pkg/bench"
 	"github.com/meshplane/meshplane/core/pkg/bench/etcdbench"
+	"github.com/meshplane/meshplane/core/pkg/bench/kcpbench"
 	"github.com/meshplane/meshplane/core/pkg/bench/kubebench"
 )
 
@@ -43,6 +47,15 @@ type options struct {
 	gets              int
 	listSize, lists   int
 	clusters, cWorker int
+
+	workspaces, wsTree, wsFanout, wsWorkers int
+	workspaces10k                           bool
+
+	bindings                                int
+	vwLists, vwListObjects, vwListConsumers int
+	vwLarge                                 bool
+	vwWatchEvents, vwWatchConsumers         int
+	vwWatchRate                             float64
 
 	pid int
 
@@ -74,12 +87,25 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.cluster, "cluster", "", "logical cluster for the configmap phases, served at <server>/clusters/<name> (default bench-<random>; Meshplane creates it implicitly)")
 	fs.StringVar(&o.clusterPath, "cluster-path", "", "existing logical cluster or workspace path (e.g. root) to use instead of --cluster; needed for kcp")
 	fs.IntVar(&o.creates, "creates", 2000, "configmaps created per create run (one run with 1 client, one with --workers clients); 0 skips")
-	fs.IntVar(&o.workers, "workers", 8, "concurrent clients of the multi-client create run (and etcd put run)")
+	fs.IntVar(&o.workers, "workers", 8, "concurrent clients of the multi-client create run (and of the etcd put run and the widget creates)")
 	fs.IntVar(&o.gets, "gets", 2000, "sequential GETs of one configmap; 0 skips")
 	fs.IntVar(&o.listSize, "list-size", 2000, "configmaps in the listed namespace (missing ones are created)")
 	fs.IntVar(&o.lists, "lists", 20, "LISTs of the namespace; 0 skips")
 	fs.IntVar(&o.clusters, "clusters", 1000, "logical clusters bench-lc-<i> to create (namespace bench + 1 configmap each); 0 skips")
 	fs.IntVar(&o.cWorker, "cluster-workers", 8, "concurrent clients of the logical cluster phase")
+	fs.IntVar(&o.workspaces, "workspaces", 1000, "kcp Workspaces per flat run in a new organization root:bench-ws-<random> (one run with 1 client, one with --workspace-workers clients, measuring RSS growth per workspace with --pid); 0 skips")
+	fs.IntVar(&o.wsTree, "workspace-tree", -1, "Workspaces created as a tree (then deleted, timed); -1: --workspaces; 0 skips")
+	fs.IntVar(&o.wsFanout, "workspace-fanout", 10, "children per workspace in the tree")
+	fs.IntVar(&o.wsWorkers, "workspace-workers", 16, "concurrent clients of the multi-client workspace runs and of the APIBinding creates")
+	fs.BoolVar(&o.workspaces10k, "workspaces-10k", false, "also create 10,000 flat Workspaces with --workspace-workers clients and sample RSS afterwards")
+	fs.IntVar(&o.bindings, "bindings", 20, "consumer workspaces (in a new organization root:bench-api-<random>) binding the benchmark APIExport, timed until all are Bound; 0 skips this phase")
+	fs.IntVar(&o.vwLists, "vw-lists", 50, "wildcard LISTs through the APIExport virtual workspace over --vw-list-objects widgets; 0 skips")
+	fs.IntVar(&o.vwListObjects, "vw-list-objects", 100, "widgets listed by --vw-lists, spread over --vw-list-consumers consumers")
+	fs.IntVar(&o.vwListConsumers, "vw-list-consumers", 20, "consumers holding the --vw-list-objects widgets")
+	fs.BoolVar(&o.vwLarge, "vw-large", true, "also LIST 10,000 widgets in 100 consumers 10 times through the virtual workspace")
+	fs.IntVar(&o.vwWatchEvents, "vw-watch-events", 200, "widgets created while a wildcard watch through the virtual workspace measures the event latency; 0 skips")
+	fs.IntVar(&o.vwWatchConsumers, "vw-watch-consumers", 100, "bound consumers the --vw-watch-events widgets are spread over")
+	fs.Float64Var(&o.vwWatchRate, "vw-watch-rate", 50, "widget creates per second during the watch latency phase")
 	fs.IntVar(&o.pid, "pid", 0, "server process id to sample VmRSS of (idle, after load); implied by --start-cmd")
 	fs.StringVar(&o.etcdEndpoint, "etcd-endpoint", "", "etcd endpoint URL(s), comma-separated, for the raw put ceiling")
 	fs.BoolVar(&o.etcdEmbedded, "etcd-embedded", false, "measure the raw put ceiling against a throw-away embedded etcd (temp dir, free 127.0.0.1 ports)")
@@ -96,7 +122,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.phaseTimeout, "phase-timeout", 15*time.Minute, "time limit of each phase")
 	fs.DurationVar(&o.reqTime, "request-timeout", 30*time.Second, "time limit of each API request")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "pause before each RSS sample")
-	fs.BoolVar(&o.keep, "keep", false, "keep the created namespaces and objects")
+	fs.BoolVar(&o.keep, "keep", false, "keep the created namespaces, objects and workspaces")
 	fs.StringVar(&o.jsonPath, "json", "", `also write the results as JSON to this file ("-": JSON on stdout, table on stderr)`)
 	return fs
 }
@@ -134,14 +160,52 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 }
 
 func (o *options) kubeEnabled() bool {
-	return o.creates > 0 || o.gets > 0 || o.lists > 0 || o.clusters > 0 || o.pid > 0 || o.startCmd != ""
+	return o.creates > 0 || o.gets > 0 || o.lists > 0 || o.clusters > 0 || o.pid > 0 || o.startCmd != "" || o.kcpOptions().WorkspacesEnabled() || o.kcpOptions().SharingEnabled()
+}
+
+// Sizes of the --workspaces-10k and --vw-large phases.
+const (
+	largeWorkspaces  = 10_000
+	largeVWObjects   = 10_000
+	largeVWConsumers = 100
+	largeVWLists     = 10
+)
+
+// kcpOptions maps the workspace and API sharing flags to the suite's
+// options (without the runtime fields).
+func (o *options) kcpOptions() kcpbench.Options {
+	k := kcpbench.Options{
+		Workspaces:     o.workspaces,
+		TreeSize:       o.wsTree,
+		TreeFanout:     o.wsFanout,
+		Workers:        o.wsWorkers,
+		Bindings:       o.bindings,
+		ListConsumers:  o.vwListConsumers,
+		ListObjects:    o.vwListObjects,
+		Lists:          o.vwLists,
+		WatchConsumers: o.vwWatchConsumers,
+		WatchEvents:    o.vwWatchEvents,
+		WatchRate:      o.vwWatchRate,
+		ObjectWorkers:  o.workers,
+	}
+	if k.TreeSize < 0 {
+		k.TreeSize = o.workspaces
+	}
+	if o.workspaces10k {
+		k.Large = largeWorkspaces
+	}
+	if o.vwLarge {
+		k.LargeObjects, k.LargeConsumers, k.LargeLists = largeVWObjects, largeVWConsumers, largeVWLists
+	}
+	return k
 }
 
 func (o *options) validate() error {
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"--creates", o.creates}, {"--gets", o.gets}, {"--list-size", o.listSize}, {"--lists", o.lists}, {"--clusters", o.clusters}, {"--etcd-puts", o.etcdPuts}, {"--pid", o.pid}} {
+	}{{"--creates", o.creates}, {"--gets", o.gets}, {"--list-size", o.listSize}, {"--lists", o.lists}, {"--clusters", o.clusters}, {"--etcd-puts", o.etcdPuts}, {"--pid", o.pid},
+		{"--workspaces", o.workspaces}, {"--bindings", o.bindings}, {"--vw-lists", o.vwLists}, {"--vw-list-objects", o.vwListObjects}, {"--vw-watch-events", o.vwWatchEvents}} {
 		if c.v < 0 {
 			return fmt.Errorf("%s must not be negative, got %d", c.name, c.v)
 		}
@@ -152,8 +216,27 @@ func (o *options) validate() error {
 	if o.cWorker < 1 || o.cWorker > 1024 {
 		return fmt.Errorf("--cluster-workers must be in [1, 1024], got %d", o.cWorker)
 	}
+	if o.wsWorkers < 1 || o.wsWorkers > 1024 {
+		return fmt.Errorf("--workspace-workers must be in [1, 1024], got %d", o.wsWorkers)
+	}
+	if o.wsTree < -1 {
+		return fmt.Errorf("--workspace-tree must be -1 (same as --workspaces) or at least 0, got %d", o.wsTree)
+	}
+	if o.wsFanout < 1 || o.wsFanout > 1000 {
+		return fmt.Errorf("--workspace-fanout must be in [1, 1000], got %d", o.wsFanout)
+	}
+	if o.vwListObjects > 0 && o.vwLists > 0 && (o.vwListConsumers < 1 || o.vwListConsumers > 10_000) {
+		return fmt.Errorf("--vw-list-consumers must be in [1, 10000], got %d", o.vwListConsumers)
+	}
+	if o.vwWatchEvents > 0 && (o.vwWatchConsumers < 1 || o.vwWatchConsumers > 10_000) {
+		return fmt.Errorf("--vw-watch-consumers must be in [1, 10000], got %d", o.vwWatchConsumers)
+	}
+	if !(o.vwWatchRate > 0 && o.vwWatchRate <= 10_000) {
+		return fmt.Errorf("--vw-watch-rate must be in (0, 10000], got %g", o.vwWatchRate)
+	}
 	const maxCount = 10_000_000
-	if o.creates > maxCount || o.gets > maxCount || o.listSize > maxCount || o.lists > maxCount || o.clusters > maxCount || o.etcdPuts > maxCount {
+	if o.creates > maxCount || o.gets > maxCount || o.listSize > maxCount || o.lists > maxCount || o.clusters > maxCount || o.etcdPuts > maxCount ||
+		o.workspaces > maxCount || o.wsTree > maxCount || o.bindings > maxCount || o.vwLists > maxCount || o.vwListObjects > maxCount || o.vwWatchEvents > maxCount {
 		return fmt.Errorf("counts are limited to %d", maxCount)
 	}
 	if o.lists > 0 && o.listSize < 1 {
@@ -336,13 +419,30 @@ func runKube(ctx context.Context, o *options, pid int, rep *bench.Report, logf f
 		return
 	}
 	_ = suite.Run(ctx, rep) // phase errors are recorded in rep
+	if !o.keep {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		suite.Cleanup(cctx, rep)
+		cancel()
+	}
+
+	ko := o.kcpOptions()
+	if (ko.WorkspacesEnabled() || ko.SharingEnabled()) && ctx.Err() == nil {
+		ko.PID, ko.Settle, ko.PhaseTimeout, ko.Logf = pid, o.settle, o.phaseTimeout, logf
+		ks, err := kcpbench.NewSuite(target, ko)
+		if err != nil {
+			rep.Error(err)
+			return
+		}
+		_ = ks.Run(ctx, rep) // phase errors are recorded in rep
+		if !o.keep {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+			ks.Cleanup(cctx, rep)
+			cancel()
+		}
+	}
 	if o.keep {
 		logf("--keep: leaving the benchmark objects in place")
-		return
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-	defer cancel()
-	suite.Cleanup(cctx, rep)
 }
 
 func runEtcd(ctx context.Context, o *options, rep *bench.Report, logf func(string, ...any)) error {

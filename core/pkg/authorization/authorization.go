@@ -29,7 +29,7 @@ type Workspaces interface {
 
 // New returns the authorizer and the rule resolver for
 // SelfSubjectRulesReviews. stored reads RBAC objects kept in each cluster.
-// Extra authorizers are consulted right after system:masters.
+// Extra authorizers are consulted first.
 func New(stored rbac.RuleSource, workspaces Workspaces, lifecycleClusters lifecycle.Clusters, extra ...authorizer.Authorizer) (authorizer.Authorizer, authorizer.RuleResolver) {
 	// The bootstrap policy holds in every cluster and outside of any.
 	boot := rbac.New(bootstrap.Source{}, func(ctx context.Context) (string, bool) {
@@ -40,16 +40,18 @@ func New(stored rbac.RuleSource, workspaces Workspaces, lifecycleClusters lifecy
 	})
 	local := rbac.New(withBootstrapRoles{stored}, clusters.From)
 	rbacUnion := union.New(boot, local)
-	chain := []authorizer.Authorizer{authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)}
-	chain = append(chain, extra...)
-	chain = append(chain,
-		lifecycle.Authorizer{RBAC: rbacUnion, Clusters: lifecycleClusters},
+	// plain decides requests that do not come through a virtual workspace.
+	plain := union.New(
+		authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup),
 		authorizer.AuthorizerFunc(denyWildcard),
 		workspaceAccess{workspaces: workspaces, rbac: rbacUnion},
 		rbacUnion,
 	)
-	authz := union.New(chain...)
-	return authz, union.NewRuleResolvers(boot, local)
+	// Virtual workspaces decide first, for everybody, system:masters
+	// included: what they show is limited by what they are.
+	chain := append([]authorizer.Authorizer{}, extra...)
+	chain = append(chain, lifecycle.Authorizer{RBAC: plain, Clusters: lifecycleClusters}, plain)
+	return union.New(chain...), union.NewRuleResolvers(boot, local)
 }
 
 // denyWildcard refuses the wildcard cluster to everybody that got this

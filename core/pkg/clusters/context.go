@@ -5,6 +5,8 @@ package clusters
 import (
 	"context"
 	"regexp"
+
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Wildcard is the cluster name that selects every logical cluster.
@@ -52,14 +54,18 @@ func IsValidPath(s string) bool { return pathRE.MatchString(s) || nameRE.MatchSt
 
 type filterKey struct{}
 
-// WithFilter narrows a wildcard list or watch to the clusters keep accepts
+// Filter decides whether a wildcard list or watch shows an object of a
+// cluster.
+type Filter func(cluster string, obj runtime.Object) bool
+
+// WithFilter narrows a wildcard list or watch to the objects keep accepts
 // (the APIExport virtual workspace shows only consumers of the export).
-func WithFilter(ctx context.Context, keep func(cluster string) bool) context.Context {
+func WithFilter(ctx context.Context, keep Filter) context.Context {
 	return context.WithValue(ctx, filterKey{}, keep)
 }
 
-// FilterFrom returns the cluster filter of ctx, if any.
-func FilterFrom(ctx context.Context) (func(cluster string) bool, bool) {
-	f, ok := ctx.Value(filterKey{}).(func(string) bool)
+// FilterFrom returns the filter of ctx, if any.
+func FilterFrom(ctx context.Context) (Filter, bool) {
+	f, ok := ctx.Value(filterKey{}).(Filter)
 	return f, ok && f != nil
 }

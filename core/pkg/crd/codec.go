@@ -180,7 +180,21 @@ func newNegotiatedSerializer(t typer, converter runtime.ObjectConvertor, s schem
 func (s negotiatedSerializer) SupportedMediaTypes() []runtime.SerializerInfo { return s.media }
 
 func (s negotiatedSerializer) EncoderForVersion(encoder runtime.Encoder, gv runtime.GroupVersioner) runtime.Encoder {
-	return versioning.NewCodec(encoder, nil, s.converter, builtinapi.Scheme, builtinapi.Scheme, builtinapi.Scheme, gv, nil, "meshplane-cr-encoder")
+	return versioning.NewCodec(encoder, nil, unstructuredOnly{s.converter}, builtinapi.Scheme, builtinapi.Scheme, builtinapi.Scheme, gv, nil, "meshplane-cr-encoder")
+}
+
+// unstructuredOnly converts custom resources between versions and leaves
+// typed envelopes (watch events, whose object is already encoded) as they
+// are.
+type unstructuredOnly struct {
+	runtime.ObjectConvertor
+}
+
+func (u unstructuredOnly) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	if _, ok := in.(runtime.Unstructured); !ok {
+		return in, nil
+	}
+	return u.ObjectConvertor.ConvertToVersion(in, gv)
 }
 
 func (s negotiatedSerializer) DecoderToVersion(decoder runtime.Decoder, gv runtime.GroupVersioner) runtime.Decoder {

@@ -106,10 +106,9 @@ func (i *Index) GetByIdentity(name, identity string) *apiextensionsv1.CustomReso
 
 // NewIndex returns an index over the CRDs of storage.
 func NewIndex(storage Storage) *Index {
-	lw := wildcard.ListWatch(storage)
 	i := &Index{byCluster: map[string]map[string]*apiextensionsv1.CustomResourceDefinition{},
 		bound: map[string]map[string]map[string]*apiextensionsv1.CustomResourceDefinition{}}
-	i.informer = cache.NewSharedIndexInformer(lw, &apiextensionsinternal.CustomResourceDefinition{}, 0, cache.Indexers{})
+	i.informer = wildcard.NewInformer(storage, &apiextensionsinternal.CustomResourceDefinition{})
 	_, _ = i.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { i.set(obj, false) },
 		UpdateFunc: func(_, obj any) { i.set(obj, false) },

@@ -49,7 +49,7 @@ func newAPIs(s builtin.Storage, index *tenancy.Index, crds *crd.Index) *apisPart
 
 func (a *apisParts) start(ctx context.Context, namespaces local.Client[*corev1.Namespace], externalURL string) {
 	informer := func(st wildcard.Storage, obj runtime.Object) cache.SharedIndexInformer {
-		i := cache.NewSharedIndexInformer(wildcard.ListWatch(st), obj, 0, cache.Indexers{})
+		i := wildcard.NewInformer(st, obj)
 		go i.RunWithContext(ctx)
 		return i
 	}

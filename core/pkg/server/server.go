@@ -73,21 +73,21 @@ func New(opts *options.Completed) (*Server, error) {
 	if err := os.MkdirAll(opts.RootDirectory, 0o755); err != nil {
 		return nil, err
 	}
-	endpoints := opts.EtcdServers
-	if len(endpoints) == 0 {
+	if len(opts.EtcdServers) == 0 {
 		e, err := embeddedetcd.Start(opts.RootDirectory, opts.EmbeddedEtcdClientPort, opts.EmbeddedEtcdPeerPort)
 		if err != nil {
 			return nil, err
 		}
 		s.etcd = e
-		endpoints = []string{e.ClientURL}
+		s.backend = clusterstore.NewBackendForClient(e.Client(), "/registry", 5*time.Minute)
+	} else {
+		backend, err := clusterstore.NewBackend(opts.EtcdServers, "/registry", 5*time.Minute)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.backend = backend
 	}
-	backend, err := clusterstore.NewBackend(endpoints, "/registry", 5*time.Minute)
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
-	s.backend = backend
 	if err := s.build(); err != nil {
 		s.Close()
 		return nil, err

@@ -36,7 +36,7 @@ type Index struct {
 // NewIndex returns an index over the LogicalCluster registry.
 func NewIndex(logicalClusters wildcard.Storage) *Index {
 	i := &Index{byPath: map[string]string{}, byName: map[string]*corev1alpha1.LogicalCluster{}}
-	i.informer = cache.NewSharedIndexInformer(wildcard.ListWatch(logicalClusters), &corev1alpha1.LogicalCluster{}, 0, cache.Indexers{})
+	i.informer = wildcard.NewInformer(logicalClusters, &corev1alpha1.LogicalCluster{})
 	_, _ = i.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { i.set(obj, false) },
 		UpdateFunc: func(_, obj any) { i.set(obj, false) },

@@ -435,10 +435,14 @@ func (s *Suite) phaseList(parent context.Context, rep *bench.Report, sh *sharing
 			return err
 		})
 	detail := fmt.Sprintf("%d objects in %d consumers", items, consumers)
-	if ref != "" {
-		detail += "; " + ref
+	if sum := res.Summary(); sum.N > 0 {
+		p50detail := detail
+		if ref != "" {
+			p50detail += "; " + ref
+		}
+		rep.Add(key+"_p50_ms", "wildcard LIST via APIExport virtual workspace p50 ("+p50detail+")", bench.Millis(sum.P50), bench.UnitMillis)
+		rep.Add(key+"_p99_ms", "wildcard LIST via APIExport virtual workspace p99 ("+detail+")", bench.Millis(sum.P99), bench.UnitMillis)
 	}
-	rep.AddLatency(key, "wildcard LIST via APIExport virtual workspace", detail, res.Summary())
 	rep.AddErrors(key, "wildcard LIST", "", res)
 	return res.Err()
 }
@@ -578,20 +582,17 @@ loop:
 			createdN++
 		}
 	}
-	if createdN == events {
-		select {
-		case <-rec.all:
-		case err := <-watchErr:
-			s.o.Logf("wildcard watch ended: %v", err)
-		case <-ctx.Done():
-		case <-time.After(30 * time.Second):
-		}
-	} else {
-		// Some creates failed: give the rest a moment to arrive.
-		select {
-		case <-ctx.Done():
-		case <-time.After(2 * time.Second):
-		}
+	// Wait for the outstanding events: up to 30s, or 2s if creates failed.
+	grace := 30 * time.Second
+	if createdN < events {
+		grace = 2 * time.Second
+	}
+	var watchEnd error
+	select {
+	case <-rec.all:
+	case watchEnd = <-watchErr:
+	case <-ctx.Done():
+	case <-time.After(grace):
 	}
 	var lat []time.Duration
 	for k := range events {
@@ -613,7 +614,11 @@ loop:
 		errs = append(errs, fmt.Errorf("%d of %d creates failed, first: %w", events-createdN, events, firstErr))
 	}
 	if missing > 0 {
-		errs = append(errs, fmt.Errorf("%d of %d created widgets never arrived on the watch", missing, createdN))
+		why := "within the grace period"
+		if watchEnd != nil {
+			why = fmt.Sprintf("(the watch ended early: %v)", watchEnd)
+		}
+		errs = append(errs, fmt.Errorf("%d of %d created widgets never arrived on the watch %s", missing, createdN, why))
 	}
 	return errors.Join(errs...)
 }

@@ -56,8 +56,7 @@ type Controller struct {
 func (c *Controller) Run(ctx context.Context) {
 	c.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer c.queue.ShutDown()
-	lw := wildcard.ListWatch(c.Namespaces)
-	informer := cache.NewSharedIndexInformer(lw, &corev1.Namespace{}, 0, cache.Indexers{})
+	informer := wildcard.NewInformer(c.Namespaces, &corev1.Namespace{})
 	enqueue := func(obj any) {
 		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
 			c.queue.Add(ns.Annotations[clusters.Annotation] + "|" + ns.Name)

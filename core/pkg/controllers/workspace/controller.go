@@ -53,7 +53,7 @@ func Key(cluster, name string) string { return cluster + "|" + name }
 // Run reconciles until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
 	c.runner = runner.New("workspace", 4, c.reconcile)
-	informer := cache.NewSharedIndexInformer(wildcard.ListWatch(c.WorkspaceList), &tenancyv1alpha1.Workspace{}, 0, cache.Indexers{})
+	informer := wildcard.NewInformer(c.WorkspaceList, &tenancyv1alpha1.Workspace{})
 	enqueue := func(obj any) {
 		if ws, ok := obj.(*tenancyv1alpha1.Workspace); ok {
 			c.runner.Add(Key(ws.Annotations[clusters.Annotation], ws.Name))

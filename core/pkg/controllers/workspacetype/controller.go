@@ -31,7 +31,7 @@ type Controller struct {
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
 	c.runner = runner.New("workspacetype", 2, c.reconcile)
-	informer := cache.NewSharedIndexInformer(wildcard.ListWatch(c.TypeList), &tenancyv1alpha1.WorkspaceType{}, 0, cache.Indexers{})
+	informer := wildcard.NewInformer(c.TypeList, &tenancyv1alpha1.WorkspaceType{})
 	enqueue := func(obj any) {
 		if wt, ok := obj.(*tenancyv1alpha1.WorkspaceType); ok {
 			c.runner.Add(wt.Annotations[clusters.Annotation] + "|" + wt.Name)

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
 
+	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
+
 	"github.com/meshplane/meshplane/core/pkg/clusters"
 )
 
@@ -50,4 +52,12 @@ func internal(in metav1.ListOptions) *metainternalversion.ListOptions {
 	// built by informers always parse.
 	_ = metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&in, out, nil)
 	return out
+}
+
+// NewInformer returns an informer over storage in every cluster. Its
+// store keys objects by cluster, namespace and name (kcp's key function,
+// reading the kcp.io/cluster annotation), so same-named objects of
+// different clusters never overwrite each other.
+func NewInformer(storage Storage, example runtime.Object) cache.SharedIndexInformer {
+	return kcpinformers.NewSharedIndexInformer(ListWatch(storage), example, 0, cache.Indexers{})
 }

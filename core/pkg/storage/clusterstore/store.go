@@ -114,7 +114,11 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 			if e.Type == watch.Bookmark || e.Type == watch.Error {
 				return e, true
 			}
-			return e, keep(clusterOf(e.Object))
+			obj := e.Object
+			if c, ok := obj.(runtime.CacheableObject); ok {
+				obj = c.GetObject()
+			}
+			return e, keep(clusterOf(obj), obj)
 		}), nil
 	}
 	return w, err
@@ -179,14 +183,14 @@ func clusterOf(obj runtime.Object) string {
 }
 
 // filterList drops the items of clusters keep refuses.
-func filterList(listObj runtime.Object, keep func(string) bool) error {
+func filterList(listObj runtime.Object, keep clusters.Filter) error {
 	items, err := meta.ExtractListWithAlloc(listObj)
 	if err != nil {
 		return err
 	}
 	kept := items[:0]
 	for _, item := range items {
-		if keep(clusterOf(item)) {
+		if keep(clusterOf(item), item) {
 			kept = append(kept, item)
 		}
 	}

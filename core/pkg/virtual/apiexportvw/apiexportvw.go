@@ -17,6 +17,7 @@ import (
 
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
@@ -34,6 +35,11 @@ type contextKey struct{}
 func From(ctx context.Context) (Target, bool) {
 	t, ok := ctx.Value(contextKey{}).(Target)
 	return t, ok
+}
+
+// boundBy reports whether b binds this export.
+func (t Target) boundBy(b *apisv1alpha2.APIBinding) bool {
+	return b.Spec.Reference.Export != nil && b.Spec.Reference.Export.Name == t.Name && b.Status.APIExportClusterName == t.Cluster
 }
 
 // Exports looks up exports and their served resources.
@@ -72,8 +78,13 @@ func WithVirtualWorkspace(handler http.Handler, exports Exports) http.Handler {
 			var exported bool
 			path, group, resource, exported = withIdentity(ctx, exports, t, path)
 			// A wildcard list shows only consumers of the export that, for
-			// claimed resources, accepted the claim.
-			ctx = clusters.WithFilter(ctx, func(cluster string) bool {
+			// claimed resources, accepted the claim; of APIBindings, only
+			// those of this export.
+			ctx = clusters.WithFilter(ctx, func(cluster string, obj runtime.Object) bool {
+				if group == apisv1alpha2.SchemeGroupVersion.Group && resource == "apibindings" {
+					b, ok := obj.(*apisv1alpha2.APIBinding)
+					return ok && t.boundBy(b)
+				}
 				return exports.Accepted(cluster, t.Cluster, t.Name, group, resource, exported)
 			})
 		}
@@ -153,6 +164,13 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 		return authorizer.DecisionDeny, fmt.Sprintf("APIExport %s|%s not found", t.Cluster, t.Name), nil
 	}
 	resource, identity, _ := strings.Cut(attrs.GetResource(), ":")
+	if attrs.GetAPIGroup() == apisv1alpha2.SchemeGroupVersion.Group && resource == "apibindings" {
+		// Providers follow their consumers' bindings (read only).
+		if v := attrs.GetVerb(); v == "get" || v == "list" || v == "watch" {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionDeny, "APIBindings are read-only here", nil
+	}
 	exported := false
 	for _, r := range export.Spec.Resources {
 		if r.Group == attrs.GetAPIGroup() && r.Name == resource {
