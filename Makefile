@@ -26,7 +26,7 @@ vet:
 
 ## test: vet, then every module's tests against binaries built once
 test: build vet
-	@for m in $(MODULES); do (cd $$m && MESHPLANE_BIN=$(BIN)/meshplane $(GO) test $(GOTEST_FLAGS) ./...) || exit 1; done
+	@for m in $(MODULES); do (cd $$m && MESHPLANE_BIN=$(BIN)/meshplane KUBECTL_WS_BIN=$(BIN)/kubectl-ws APIGEN_BIN=$(BIN)/apigen $(GO) test $(GOTEST_FLAGS) ./...) || exit 1; done
 
 ## bench: benchmarks against a fresh server (figures go to bench-results.md)
 bench: build

@@ -8,9 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -50,9 +48,6 @@ func Start(dir string, clientPort, peerPort int) (*Server, error) {
 	}
 	return &Server{etcd: e, ClientURL: client.String()}, nil
 }
-
-// Client returns a client connected to etcd in-process, without network.
-func (s *Server) Client() *clientv3.Client { return v3client.New(s.etcd.Server) }
 
 // Close stops etcd.
 func (s *Server) Close() { s.etcd.Close() }

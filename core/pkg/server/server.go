@@ -79,7 +79,12 @@ func New(opts *options.Completed) (*Server, error) {
 			return nil, err
 		}
 		s.etcd = e
-		s.backend = clusterstore.NewBackendForClient(e.Client(), "/registry", 5*time.Minute)
+		backend, err := clusterstore.NewBackend([]string{e.ClientURL}, "/registry", 5*time.Minute)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.backend = backend
 	} else {
 		backend, err := clusterstore.NewBackend(opts.EtcdServers, "/registry", 5*time.Minute)
 		if err != nil {
