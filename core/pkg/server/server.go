@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -233,6 +234,15 @@ func (s *Server) build() error {
 		go nsController.Run(ctx)
 		t.purgeExtra = crdPrefixes(crdIndex)
 		apis.start(ctx, t.clients.Namespaces, t.externalURL)
+		// Start-up (OpenAPI specs, registries) leaves garbage behind; hand
+		// it back to the OS once, so idle memory is what serving needs.
+		go func() {
+			select {
+			case <-time.After(2 * time.Second):
+				debug.FreeOSMemory()
+			case <-ctx.Done():
+			}
+		}()
 		go (&defaultapibindings.Controller{Clients: t.clients, Index: t.index, Types: t.types, Bindings: apis.bindings}).Run(ctx)
 		return t.start(ctx)
 	}); err != nil {
