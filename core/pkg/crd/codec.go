@@ -208,9 +208,10 @@ func (s negotiatedSerializer) DecoderToVersion(decoder runtime.Decoder, gv runti
 }
 
 // storageCodec stores custom resources as JSON in the storage version and
-// reads them back, coerced and defaulted, in memoryVersion.
+// reads them back, defaulted, in memoryVersion. Objects were pruned and
+// their metadata coerced when written, so reads skip that (it was the
+// larger part of a list's cost).
 func storageCodec(converter runtime.ObjectConvertor, s schemas, storageVersion, memoryVersion schema.GroupVersion) runtime.Codec {
-	d := coercingDecoder{delegate: unstructured.UnstructuredJSONScheme, schemas: s}
-	return versioning.NewCodec(unstructured.UnstructuredJSONScheme, d, converter, creator{},
+	return versioning.NewCodec(unstructured.UnstructuredJSONScheme, unstructured.UnstructuredJSONScheme, converter, creator{},
 		crdserverscheme.NewUnstructuredObjectTyper(), defaulter{schemas: s}, storageVersion, memoryVersion, "meshplane-cr-storage")
 }
