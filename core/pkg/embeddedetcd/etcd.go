@@ -24,7 +24,9 @@ func Start(dir string, clientPort, peerPort int) (*Server, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "meshplane"
 	cfg.Dir = filepath.Join(dir, "etcd")
-	cfg.LogLevel = zapcore.ErrorLevel.String()
+	// etcd logs every listener it closes on shutdown as an error; only
+	// fatal problems are worth a line in the server's log.
+	cfg.LogLevel = zapcore.FatalLevel.String()
 	client := mustURL("http://127.0.0.1:" + strconv.Itoa(clientPort))
 	peer := mustURL("http://127.0.0.1:" + strconv.Itoa(peerPort))
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}

@@ -154,7 +154,7 @@ func (s *Server) build() error {
 	builtin.AddReviews(storage, tokenAuthn, authz, rules)
 
 	config := genericapiserver.NewConfig(builtinapi.Codecs)
-	config.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
+	config.EffectiveVersion = effectiveVersion{compatibility.DefaultBuildEffectiveVersion()}
 	serving := genericoptions.NewSecureServingOptions()
 	serving.BindAddress = net.ParseIP(opts.BindAddress)
 	serving.BindPort = opts.SecurePort
