@@ -12,14 +12,12 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
 )
 
 // Controller accepts the names of new CRDs, marks them Established, and
@@ -28,13 +26,15 @@ type Controller struct {
 	CRDs    rest.StandardStorage
 	Status  rest.Updater
 	Handler *Handler
-	queue   workqueue.TypedRateLimitingInterface[string]
+	runner  *runner.Runner
 }
 
 // Run processes CRD events until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	c.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-	defer c.queue.ShutDown()
+	c.runner = runner.New("crd", 2, func(ctx context.Context, key string) (time.Duration, error) {
+		cluster, name, _ := strings.Cut(key, "|")
+		return 0, c.reconcile(ctx, cluster, name)
+	})
 	enqueue := func(obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
@@ -43,7 +43,7 @@ func (c *Controller) Run(ctx context.Context) {
 		if !ok {
 			return
 		}
-		c.queue.Add(crd.Annotations[clusters.Annotation] + "|" + crd.Name)
+		c.runner.Add(crd.Annotations[clusters.Annotation] + "|" + crd.Name)
 	}
 	c.Handler.Index.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
@@ -57,27 +57,7 @@ func (c *Controller) Run(ctx context.Context) {
 			}
 		},
 	})
-	for i := 0; i < 2; i++ {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		cluster, name, _ := strings.Cut(key, "|")
-		if err := c.reconcile(ctx, cluster, name); err != nil {
-			klog.ErrorS(err, "Reconciling CRD", "cluster", cluster, "name", name)
-			c.queue.AddRateLimited(key)
-		} else {
-			c.queue.Forget(key)
-		}
-		c.queue.Done(key)
-	}
+	c.runner.Run(ctx)
 }
 
 func (c *Controller) reconcile(ctx context.Context, cluster, name string) error {

@@ -15,9 +15,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 
-	"github.com/meshplane/meshplane/core/pkg/clusters"
 	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
 	"github.com/meshplane/meshplane/core/pkg/registry/local"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
@@ -38,13 +36,9 @@ type Controller struct {
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
 	c.runner = runner.New("default-apibindings", 2, c.reconcile)
-	enqueue := func(obj any) {
-		lc, ok := obj.(*corev1alpha1.LogicalCluster)
-		if ok && initialization.InitializerPresent(initializer, lc.Status.Initializers) {
-			c.runner.Add(lc.Annotations[clusters.Annotation])
-		}
-	}
-	_, _ = c.Index.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }})
+	c.Index.OnChange(func(lc *corev1alpha1.LogicalCluster) bool {
+		return initialization.InitializerPresent(initializer, lc.Status.Initializers)
+	}, c.runner.Add)
 	c.runner.Run(ctx)
 }
 

@@ -18,9 +18,7 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/cache"
 
-	"github.com/meshplane/meshplane/core/pkg/clusters"
 	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
@@ -38,12 +36,7 @@ type Controller struct {
 // Run reconciles until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
 	c.runner = runner.New("logicalcluster", 4, c.reconcile)
-	enqueue := func(obj any) {
-		if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok {
-			c.runner.Add(lc.Annotations[clusters.Annotation])
-		}
-	}
-	_, _ = c.Index.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }})
+	c.Index.OnChange(nil, c.runner.Add)
 	c.runner.Run(ctx)
 }
 

@@ -19,14 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
 	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
 )
 
@@ -49,48 +47,29 @@ type Controller struct {
 	// Contents lists the namespaced resources of a cluster.
 	Contents func(cluster string) []Content
 
-	queue workqueue.TypedRateLimitingInterface[string]
+	runner *runner.Runner
 }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	c.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-	defer c.queue.ShutDown()
+	c.runner = runner.New("namespace", 2, func(ctx context.Context, key string) (time.Duration, error) {
+		cluster, name, _ := strings.Cut(key, "|")
+		if requeue, err := c.reconcile(ctx, cluster, name); requeue || err != nil {
+			return 2 * time.Second, err
+		}
+		return 0, nil
+	})
 	informer := wildcard.NewInformer(c.Namespaces, &corev1.Namespace{})
 	enqueue := func(obj any) {
 		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
-			c.queue.Add(ns.Annotations[clusters.Annotation] + "|" + ns.Name)
+			c.runner.Add(ns.Annotations[clusters.Annotation] + "|" + ns.Name)
 		}
 	}
 	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) },
 	})
 	go informer.RunWithContext(ctx)
-	for i := 0; i < 2; i++ {
-		go wait.UntilWithContext(ctx, c.worker, time.Second)
-	}
-	<-ctx.Done()
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, quit := c.queue.Get()
-		if quit {
-			return
-		}
-		cluster, name, _ := strings.Cut(key, "|")
-		requeue, err := c.reconcile(ctx, cluster, name)
-		switch {
-		case err != nil:
-			klog.ErrorS(err, "Deleting namespace", "cluster", cluster, "namespace", name)
-			c.queue.AddRateLimited(key)
-		case requeue:
-			c.queue.AddAfter(key, 2*time.Second)
-		default:
-			c.queue.Forget(key)
-		}
-		c.queue.Done(key)
-	}
+	c.runner.Run(ctx)
 }
 
 func (c *Controller) reconcile(ctx context.Context, cluster, name string) (requeue bool, err error) {

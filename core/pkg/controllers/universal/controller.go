@@ -12,9 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 
-	"github.com/meshplane/meshplane/core/pkg/clusters"
 	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
@@ -33,14 +31,10 @@ type Controller struct {
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
 	c.runner = runner.New("universal-initializer", 4, c.reconcile)
-	enqueue := func(obj any) {
-		lc, ok := obj.(*corev1alpha1.LogicalCluster)
-		if ok && lc.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing &&
-			initialization.InitializerPresent(Initializer, lc.Status.Initializers) {
-			c.runner.Add(lc.Annotations[clusters.Annotation])
-		}
-	}
-	_, _ = c.Index.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }})
+	c.Index.OnChange(func(lc *corev1alpha1.LogicalCluster) bool {
+		return lc.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing &&
+			initialization.InitializerPresent(Initializer, lc.Status.Initializers)
+	}, c.runner.Add)
 	c.runner.Run(ctx)
 }
 
