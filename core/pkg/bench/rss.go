@@ -2,11 +2,13 @@ package bench
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ParseVmRSS extracts the VmRSS line of a /proc/<pid>/status document and
@@ -64,6 +66,26 @@ func ReadRSS(pid int) (int64, error) {
 	v, err := ParseVmRSS(f)
 	if err != nil {
 		return 0, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	return v, nil
+}
+
+// SampleRSS waits settle (if positive and ctx allows), reads the RSS of pid
+// and, with key set, records it in rep as figure.
+func SampleRSS(ctx context.Context, rep *Report, pid int, settle time.Duration, key, figure string) (int64, error) {
+	if settle > 0 {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(settle):
+		}
+	}
+	v, err := ReadRSS(pid)
+	if err != nil {
+		return 0, err
+	}
+	if key != "" {
+		rep.Add(key, figure, MiB(v), UnitMiB)
 	}
 	return v, nil
 }

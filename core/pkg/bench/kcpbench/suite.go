@@ -181,21 +181,11 @@ func (s *Suite) Run(ctx context.Context, rep *bench.Report) error {
 // rss samples the server's RSS (after Settle when settle is set) and, with
 // key set, records it.
 func (s *Suite) rss(ctx context.Context, rep *bench.Report, key, figure string, settle bool) (int64, error) {
-	if settle && s.o.Settle > 0 {
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(s.o.Settle):
-		}
+	var wait time.Duration
+	if settle {
+		wait = s.o.Settle
 	}
-	v, err := bench.ReadRSS(s.o.PID)
-	if err != nil {
-		return 0, err
-	}
-	if key != "" {
-		rep.Add(key, figure, bench.MiB(v), bench.UnitMiB)
-	}
-	return v, nil
+	return bench.SampleRSS(ctx, rep, s.o.PID, wait, key, figure)
 }
 
 // ensureWorkspaceWatch makes sure the workspaces of parent are watched,

@@ -161,19 +161,11 @@ func (s *Suite) sampleRSS(ctx context.Context, rep *bench.Report, key, figure st
 }
 
 func (s *Suite) rss(ctx context.Context, rep *bench.Report, key, figure string, settle bool) (int64, error) {
-	if settle && s.o.Settle > 0 {
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(s.o.Settle):
-		}
+	var wait time.Duration
+	if settle {
+		wait = s.o.Settle
 	}
-	v, err := bench.ReadRSS(s.o.PID)
-	if err != nil {
-		return 0, err
-	}
-	rep.Add(key, figure, bench.MiB(v), bench.UnitMiB)
-	return v, nil
+	return bench.SampleRSS(ctx, rep, s.o.PID, wait, key, figure)
 }
 
 // Transient reports server-side overload or timeout errors worth retrying.
