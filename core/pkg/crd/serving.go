@@ -3,6 +3,7 @@ package crd
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -44,6 +45,10 @@ type servingInfo struct {
 type Builder struct {
 	// Decorator builds storage (cluster partitioned) for custom resources.
 	Decorator generic.StorageDecorator
+	// CachedDecorator builds storage with a watch cache shared by all
+	// clusters, used for bound resources: their objects live under the
+	// export's identity and share one schema in every consumer.
+	CachedDecorator generic.StorageDecorator
 	// StaticOpenAPI holds the built-in definitions (ObjectMeta and friends)
 	// for server-side apply's type converter.
 	StaticOpenAPI map[string]*spec.Schema
@@ -167,7 +172,7 @@ func (b *Builder) build(crd *apiextensionsv1.CustomResourceDefinition, storagePr
 			table, _ = tableconvertor.New(nil)
 		}
 		opts := &crOptions{
-			decorator: b.Decorator, prefix: storagePrefix,
+			decorator: b.decoratorFor(crd), prefix: storagePrefix,
 			codec: storageCodec(safe, s, schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}, gvr.GroupVersion()),
 		}
 		st, err := customresource.NewStorage(gvr.GroupResource(), schema.GroupResource{Group: crd.Spec.Group, Resource: names.Singular},
@@ -179,6 +184,9 @@ func (b *Builder) build(crd *apiextensionsv1.CustomResourceDefinition, storagePr
 			return nil, err
 		}
 		info.storage[v.Name] = st
+		if err := waitReady(st.CustomResource.ReadinessCheckFunc); err != nil {
+			return nil, fmt.Errorf("storage of %s/%s: %w", crd.Name, v.Name, err)
+		}
 
 		serializer := newNegotiatedSerializer(t, safe, s)
 		scope := handlers.RequestScope{
@@ -228,6 +236,13 @@ func (b *Builder) build(crd *apiextensionsv1.CustomResourceDefinition, storagePr
 		}
 	}
 	return info, nil
+}
+
+func (b *Builder) decoratorFor(crd *apiextensionsv1.CustomResourceDefinition) generic.StorageDecorator {
+	if crd.Annotations[IdentityAnnotation] != "" && b.CachedDecorator != nil {
+		return b.CachedDecorator
+	}
+	return b.Decorator
 }
 
 func columnsFor(v apiextensionsv1.CustomResourceDefinitionVersion) []apiextensionsv1.CustomResourceColumnDefinition {
@@ -295,4 +310,20 @@ func (o *crOptions) GetRESTOptions(gr schema.GroupResource, example runtime.Obje
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          o.prefix,
 	}, nil
+}
+
+// waitReady waits (briefly) until a new registry's watch cache has loaded,
+// so the first requests are not refused while it initializes.
+func waitReady(check func() error) error {
+	if check == nil {
+		return nil
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := check()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -184,8 +184,9 @@ func (s *Server) build() error {
 		return err
 	}
 	crdHandler := &crd.Handler{
-		Index:             crdIndex,
-		Builder:           &crd.Builder{Decorator: s.backend.Decorator, Authorizer: authz, Converters: converters, MaxBodyBytes: config.MaxRequestBodyBytes},
+		Index: crdIndex,
+		Builder: &crd.Builder{Decorator: s.backend.Decorator, CachedDecorator: s.backend.CachedDecorator,
+			Authorizer: authz, Converters: converters, MaxBodyBytes: config.MaxRequestBodyBytes},
 		Admission:         config.AdmissionControl,
 		Builtin:           builtinGroups(),
 		MinRequestTimeout: time.Duration(config.MinRequestTimeout) * time.Second,
