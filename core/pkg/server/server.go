@@ -74,26 +74,21 @@ func New(opts *options.Completed) (*Server, error) {
 	if err := os.MkdirAll(opts.RootDirectory, 0o755); err != nil {
 		return nil, err
 	}
-	if len(opts.EtcdServers) == 0 {
+	endpoints := opts.EtcdServers
+	if len(endpoints) == 0 {
 		e, err := embeddedetcd.Start(opts.RootDirectory, opts.EmbeddedEtcdClientPort, opts.EmbeddedEtcdPeerPort)
 		if err != nil {
 			return nil, err
 		}
 		s.etcd = e
-		backend, err := clusterstore.NewBackend([]string{e.ClientURL}, "/registry", 5*time.Minute)
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		s.backend = backend
-	} else {
-		backend, err := clusterstore.NewBackend(opts.EtcdServers, "/registry", 5*time.Minute)
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		s.backend = backend
+		endpoints = []string{e.ClientURL}
 	}
+	backend, err := clusterstore.NewBackend(endpoints, "/registry", 5*time.Minute)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.backend = backend
 	if err := s.build(); err != nil {
 		s.Close()
 		return nil, err

@@ -21,7 +21,6 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/crd"
 	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
 	"github.com/meshplane/meshplane/core/pkg/registry/local"
-	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
 	"github.com/meshplane/meshplane/core/pkg/storage/clusterstore"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
@@ -117,5 +116,3 @@ func crdPrefixes(index *crd.Index) func(cluster string) []string {
 		return out
 	}
 }
-
-var _ wildcard.Storage = local.Storage(nil)
