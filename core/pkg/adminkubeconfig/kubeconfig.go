@@ -46,9 +46,9 @@ func randomToken() string {
 	return hex.EncodeToString(b)
 }
 
-// Write writes dir/admin.kubeconfig for a server at baseURL whose serving
-// certificate is signed by the CA in caFile (empty: insecure).
-func Write(dir, baseURL, caFile string, t Tokens) (string, error) {
+// Write writes the admin kubeconfig to path for a server at baseURL whose
+// serving certificate is signed by the CA in caFile (empty: insecure).
+func Write(path, baseURL, caFile string, t Tokens) (string, error) {
 	var ca []byte
 	if caFile != "" {
 		b, err := os.ReadFile(caFile)
@@ -71,7 +71,6 @@ func Write(dir, baseURL, caFile string, t Tokens) (string, error) {
 	cfg.Contexts["system:admin"] = &clientcmdapi.Context{Cluster: "system:admin", AuthInfo: "shard-admin"}
 	cfg.Contexts["shard-base"] = &clientcmdapi.Context{Cluster: "base", AuthInfo: "shard-admin"}
 	cfg.CurrentContext = "root"
-	path := filepath.Join(dir, FileName)
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 		return "", fmt.Errorf("writing %s: %w", path, err)
 	}

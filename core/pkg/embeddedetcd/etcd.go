@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/storage/wal"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -19,8 +20,13 @@ type Server struct {
 	ClientURL string
 }
 
-// Start runs etcd with its data in dir, listening on 127.0.0.1.
-func Start(dir string, clientPort, peerPort int) (*Server, error) {
+// Start runs etcd with its data in dir, listening on 127.0.0.1. A positive
+// walSegmentBytes sets the size of WAL segment files (etcd preallocates
+// 64 MB each by default).
+func Start(dir string, clientPort, peerPort int, walSegmentBytes int64) (*Server, error) {
+	if walSegmentBytes > 0 {
+		wal.SegmentSizeBytes = walSegmentBytes
+	}
 	cfg := embed.NewConfig()
 	cfg.Name = "meshplane"
 	cfg.Dir = filepath.Join(dir, "etcd")

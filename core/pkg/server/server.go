@@ -74,9 +74,15 @@ func New(opts *options.Completed) (*Server, error) {
 	if err := os.MkdirAll(opts.RootDirectory, 0o755); err != nil {
 		return nil, err
 	}
+	if err := applyFeatureGates(opts.FeatureGates); err != nil {
+		return nil, err
+	}
+	if opts.AuditLogPath != "" {
+		klog.InfoS("Audit logging is not implemented yet; --audit-log-path is accepted and ignored", "path", opts.AuditLogPath)
+	}
 	endpoints := opts.EtcdServers
 	if len(endpoints) == 0 {
-		e, err := embeddedetcd.Start(opts.RootDirectory, opts.EmbeddedEtcdClientPort, opts.EmbeddedEtcdPeerPort)
+		e, err := embeddedetcd.Start(opts.RootDirectory, opts.EmbeddedEtcdClientPort, opts.EmbeddedEtcdPeerPort, opts.EmbeddedEtcdWALSizeBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -246,7 +252,7 @@ func (s *Server) build() error {
 	}
 
 	base := "https://" + opts.ExternalAddress
-	s.kubeconfig, err = adminkubeconfig.Write(opts.RootDirectory, base, caFile, tokens)
+	s.kubeconfig, err = adminkubeconfig.Write(opts.KubeconfigPath, base, caFile, tokens)
 	return err
 }
 

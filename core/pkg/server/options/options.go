@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/pflag"
+	cliflag "k8s.io/component-base/cli/flag"
 )
 
 // Options are the flags of `meshplane start`.
@@ -22,6 +23,18 @@ type Options struct {
 	ExternalHostname       string
 	TokenAuthFile          string
 	ClientCAFile           string
+	// KubeconfigPath is where the admin kubeconfig is written (default
+	// <root-directory>/admin.kubeconfig).
+	KubeconfigPath string
+	// EmbeddedEtcdWALSizeBytes is the size of the embedded etcd's WAL
+	// segment files (etcd's default when 0).
+	EmbeddedEtcdWALSizeBytes int64
+	// FeatureGates are Kubernetes feature gates (key=value,...); gates
+	// Meshplane does not know, such as kcp's own, are ignored with a warning.
+	FeatureGates map[string]bool
+	// AuditLogPath is accepted for kcp compatibility; auditing is not
+	// implemented yet.
+	AuditLogPath string
 }
 
 // New returns options with kcp's defaults.
@@ -46,6 +59,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ExternalHostname, "external-hostname", o.ExternalHostname, "Host name (and optional port) clients reach the server at; used in URLs the server hands out. Defaults to the bind address and secure port.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that signs accepted x509 client certificates (CN = user, O = groups).")
+	fs.StringVar(&o.KubeconfigPath, "kubeconfig-path", o.KubeconfigPath, "Where to write the admin kubeconfig (default <root-directory>/admin.kubeconfig).")
+	fs.Int64Var(&o.EmbeddedEtcdWALSizeBytes, "embedded-etcd-wal-size-bytes", o.EmbeddedEtcdWALSizeBytes, "Size of the embedded etcd's WAL segment files (0: etcd's default of 64 MB).")
+	fs.Var(cliflag.NewMapStringBool(&o.FeatureGates), "feature-gates", "Kubernetes feature gates, key=value pairs separated by commas; unknown gates (such as kcp's) are ignored with a warning.")
+	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "Accepted for compatibility with kcp's command line; audit logging is not implemented yet and nothing is written.")
 }
 
 // Validate reports every bad flag at once.
@@ -64,6 +81,9 @@ func (o *Options) Validate() []error {
 		if p < 1 || p > 65535 {
 			errs = append(errs, fmt.Errorf("%s %d is not a port (1-65535)", name, p))
 		}
+	}
+	if o.EmbeddedEtcdWALSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("--embedded-etcd-wal-size-bytes must not be negative"))
 	}
 	if len(o.EtcdServers) == 0 && o.EmbeddedEtcdClientPort == o.EmbeddedEtcdPeerPort {
 		errs = append(errs, fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port must differ"))
@@ -94,6 +114,11 @@ func (o *Options) Complete() (*Completed, error) {
 	}
 	c := *o
 	c.RootDirectory = abs
+	if c.KubeconfigPath == "" {
+		c.KubeconfigPath = filepath.Join(abs, "admin.kubeconfig")
+	} else if c.KubeconfigPath, err = filepath.Abs(c.KubeconfigPath); err != nil {
+		return nil, err
+	}
 	ext := o.ExternalHostname
 	if ext == "" {
 		ext = o.BindAddress

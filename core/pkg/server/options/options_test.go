@@ -3,6 +3,8 @@ package options
 import (
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 func TestValidate(t *testing.T) {
@@ -42,5 +44,30 @@ func TestCompleteExternalAddress(t *testing.T) {
 	c, _ = o.Complete()
 	if c.ExternalAddress != "example.com:7000" {
 		t.Errorf("ExternalAddress = %q", c.ExternalAddress)
+	}
+}
+
+func TestKCPHarnessFlags(t *testing.T) {
+	o := New()
+	fs := pflag.NewFlagSet("start", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	err := fs.Parse([]string{"--root-directory", "/tmp/x", "--kubeconfig-path=/tmp/k/admin.kubeconfig",
+		"--embedded-etcd-wal-size-bytes=5000", "--feature-gates=WorkspaceMounts=true,Foo=false", "--audit-log-path", "/tmp/a"})
+	if err != nil {
+		t.Fatalf("kcp's test harness flags must parse: %v", err)
+	}
+	if errs := o.Validate(); len(errs) != 0 {
+		t.Fatalf("Validate: %v", errs)
+	}
+	if !o.FeatureGates["WorkspaceMounts"] || o.FeatureGates["Foo"] || o.EmbeddedEtcdWALSizeBytes != 5000 {
+		t.Errorf("parsed %+v", o)
+	}
+	c, err := o.Complete()
+	if err != nil || c.KubeconfigPath != "/tmp/k/admin.kubeconfig" {
+		t.Errorf("KubeconfigPath = %q, %v", c.KubeconfigPath, err)
+	}
+	o.EmbeddedEtcdWALSizeBytes = -1
+	if len(o.Validate()) != 1 {
+		t.Errorf("a negative WAL size must be refused")
 	}
 }
