@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/audit"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
@@ -30,6 +31,9 @@ func withClusterChecks(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		cluster, ok := clusters.From(ctx)
+		if ok {
+			audit.AddAuditAnnotation(ctx, clusters.Annotation, cluster)
+		}
 		if !ok && isAPIPath(r.URL.Path) {
 			fail(w, r, apierrors.NewBadRequest("the request names no logical cluster: use /clusters/<name>"+r.URL.Path))
 			return

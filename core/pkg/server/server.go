@@ -40,6 +40,7 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/admission/namespacelifecycle"
 	workspaceadmission "github.com/meshplane/meshplane/core/pkg/admission/workspace"
 	builtinapi "github.com/meshplane/meshplane/core/pkg/apis/builtin"
+	"github.com/meshplane/meshplane/core/pkg/auditlog"
 	"github.com/meshplane/meshplane/core/pkg/authentication"
 	"github.com/meshplane/meshplane/core/pkg/authorization"
 	"github.com/meshplane/meshplane/core/pkg/certs"
@@ -66,6 +67,7 @@ type Server struct {
 	backend    *clusterstore.Backend
 	generic    *genericapiserver.GenericAPIServer
 	kubeconfig string
+	auditFile  *os.File
 }
 
 // New builds the server: it starts etcd and prepares everything to serve.
@@ -76,9 +78,6 @@ func New(opts *options.Completed) (*Server, error) {
 	}
 	if err := applyFeatureGates(opts.FeatureGates); err != nil {
 		return nil, err
-	}
-	if opts.AuditLogPath != "" {
-		klog.InfoS("Audit logging is not implemented yet; --audit-log-path is accepted and ignored", "path", opts.AuditLogPath)
 	}
 	endpoints := opts.EtcdServers
 	if len(endpoints) == 0 {
@@ -165,6 +164,14 @@ func (s *Server) build() error {
 		return fmt.Errorf("serving: %w", err)
 	}
 	config.ExternalAddress = opts.ExternalAddress
+	if opts.AuditLogPath != "" {
+		backend, evaluator, f, err := auditlog.New(opts.AuditLogPath)
+		if err != nil {
+			return err
+		}
+		s.auditFile = f
+		config.AuditBackend, config.AuditPolicyRuleEvaluator = backend, evaluator
+	}
 	config.Authentication.Authenticator = authn
 	config.Authorization.Authorizer = authz
 	config.RuleResolver = rules
@@ -350,8 +357,12 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.generic.PrepareRun().RunWithContext(ctx)
 }
 
-// Close releases etcd.
+// Close releases etcd and the audit log.
 func (s *Server) Close() {
+	if s.auditFile != nil {
+		_ = s.auditFile.Close()
+		s.auditFile = nil
+	}
 	if s.backend != nil {
 		_ = s.backend.Close()
 		s.backend = nil

@@ -32,8 +32,7 @@ type Options struct {
 	// FeatureGates are Kubernetes feature gates (key=value,...); gates
 	// Meshplane does not know, such as kcp's own, are ignored with a warning.
 	FeatureGates map[string]bool
-	// AuditLogPath is accepted for kcp compatibility; auditing is not
-	// implemented yet.
+	// AuditLogPath is where the audit log (JSON, Metadata level) goes.
 	AuditLogPath string
 }
 
@@ -62,7 +61,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeconfigPath, "kubeconfig-path", o.KubeconfigPath, "Where to write the admin kubeconfig (default <root-directory>/admin.kubeconfig).")
 	fs.Int64Var(&o.EmbeddedEtcdWALSizeBytes, "embedded-etcd-wal-size-bytes", o.EmbeddedEtcdWALSizeBytes, "Size of the embedded etcd's WAL segment files (0: etcd's default of 64 MB).")
 	fs.Var(cliflag.NewMapStringBool(&o.FeatureGates), "feature-gates", "Kubernetes feature gates, key=value pairs separated by commas; unknown gates (such as kcp's) are ignored with a warning.")
-	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "Accepted for compatibility with kcp's command line; audit logging is not implemented yet and nothing is written.")
+	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "Write an audit log (one JSON audit.k8s.io/v1 event per request, Metadata level) to this file.")
 }
 
 // Validate reports every bad flag at once.
