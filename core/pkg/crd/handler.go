@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -205,6 +206,30 @@ func (h *Handler) NamespacedContents(cluster string) []Content {
 			out = append(out, st.CustomResource)
 			break // every version shares one storage
 		}
+	}
+	return out
+}
+
+// DeleteAll deletes every object of crd's resource in cluster (every
+// namespace), e.g. when an APIBinding that served it goes.
+func (h *Handler) DeleteAll(ctx context.Context, cluster string, crd *apiextensionsv1.CustomResourceDefinition) error {
+	si, err := h.servingInfo(crd)
+	if err != nil {
+		return err
+	}
+	for _, st := range si.storage {
+		return deleteAll(clusters.WithCluster(ctx, cluster), st.CustomResource)
+	}
+	return nil
+}
+
+// Bound returns the resources binding makes cluster serve.
+func (i *Index) Bound(cluster, binding string) []*apiextensionsv1.CustomResourceDefinition {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, c := range i.bound[cluster][binding] {
+		out = append(out, c)
 	}
 	return out
 }

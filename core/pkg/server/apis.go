@@ -47,7 +47,7 @@ func newAPIs(s builtin.Storage, index *tenancy.Index, crds *crd.Index) *apisPart
 	}
 }
 
-func (a *apisParts) start(ctx context.Context, namespaces local.Client[*corev1.Namespace], externalURL string) {
+func (a *apisParts) start(ctx context.Context, namespaces local.Client[*corev1.Namespace], externalURL string, crdHandler *crd.Handler) {
 	informer := func(st wildcard.Storage, obj runtime.Object) cache.SharedIndexInformer {
 		i := wildcard.NewInformer(st, obj)
 		go i.RunWithContext(ctx)
@@ -59,7 +59,7 @@ func (a *apisParts) start(ctx context.Context, namespaces local.Client[*corev1.N
 	go (&apiexportcontroller.Controller{Exports: a.exports, Slices: a.slices, Secrets: a.secrets, Namespaces: namespaces,
 		Index: a.index, Consumers: a.consumers, ExternalURL: externalURL}).Run(ctx, exportInformer, sliceInformer)
 	go (&apibinding.Controller{Bindings: a.bindings, Exports: a.exports, Schemas: a.schemas, Index: a.index,
-		CRDs: a.crds, Consumers: a.consumers}).Run(ctx, bindingInformer, exportInformer)
+		CRDs: a.crds, Consumers: a.consumers, DeleteAll: crdHandler.DeleteAll}).Run(ctx, bindingInformer, exportInformer)
 }
 
 // Export implements apiexportvw.Exports.

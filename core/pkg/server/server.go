@@ -242,7 +242,7 @@ func (s *Server) build() error {
 		go crdController.Run(ctx)
 		go nsController.Run(ctx)
 		t.purgeExtra = crdPrefixes(crdIndex)
-		apis.start(ctx, t.clients.Namespaces, t.externalURL)
+		apis.start(ctx, t.clients.Namespaces, t.externalURL, crdHandler)
 		// Start-up (OpenAPI specs, registries) leaves garbage behind; hand
 		// it back to the OS once, so idle memory is what serving needs.
 		go func() {

@@ -27,6 +27,7 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/clusters"
 	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
 	"github.com/meshplane/meshplane/core/pkg/crd"
+	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
 	"github.com/meshplane/meshplane/core/pkg/registry/local"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
@@ -39,6 +40,8 @@ type Controller struct {
 	Index     *tenancy.Index
 	CRDs      *crd.Index
 	Consumers *apiexport.Consumers
+	// DeleteAll deletes every object of a bound resource in a cluster.
+	DeleteAll func(ctx context.Context, cluster string, def *apiextensionsv1.CustomResourceDefinition) error
 
 	runner *runner.Runner
 }
@@ -99,6 +102,9 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	if err != nil {
 		return 0, err
 	}
+	if b.DeletionTimestamp != nil {
+		return 0, c.unbind(ctx, cluster, b)
+	}
 	want := b.DeepCopy()
 	if want.Status.Phase == "" {
 		want.Status.Phase = apisv1alpha2.APIBindingPhaseBinding
@@ -119,6 +125,34 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 		}
 	}
 	return requeue, nil
+}
+
+// unbind deletes the objects of the binding's resources in the consumer,
+// stops serving them and releases the binding.
+func (c *Controller) unbind(ctx context.Context, cluster string, b *apisv1alpha2.APIBinding) error {
+	for _, def := range c.CRDs.Bound(cluster, b.Name) {
+		if err := c.DeleteAll(ctx, cluster, def); err != nil {
+			return fmt.Errorf("deleting %s: %w", def.Name, err)
+		}
+	}
+	c.CRDs.RemoveBound(cluster, b.Name)
+	c.Consumers.Set(cluster, b.Name, "", "")
+	b = b.DeepCopy()
+	var keep []string
+	for _, f := range b.Finalizers {
+		if f != builtin.BindingFinalizer {
+			keep = append(keep, f)
+		}
+	}
+	if len(keep) == len(b.Finalizers) {
+		return nil
+	}
+	b.Finalizers = keep
+	_, err := c.Bindings.Update(ctx, cluster, "", b.Name, b)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // bind fills in b's status and returns the CRDs to serve (nil when the

@@ -1,6 +1,8 @@
 package builtin
 
 import (
+	"context"
+
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -9,6 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
+
+// BindingFinalizer holds a deleted APIBinding until the objects of its
+// bound resources are gone from the workspace.
+const BindingFinalizer = "apis.kcp.io/apibinding-finalizer"
 
 // apisResources are kcp's apis.kcp.io kinds. APIExport and APIBinding are
 // served in v1alpha2 (stored) and v1alpha1, converted both ways.
@@ -22,6 +28,10 @@ var apisResources = []resource{
 		plural: "apibindings", singular: "apibinding", kind: "APIBinding", categories: []string{"kcp"}, hasStatus: true,
 		nameFn:  apivalidation.NameIsDNSSubdomain,
 		newFunc: func() runtime.Object { return &apisv1alpha2.APIBinding{} }, newList: func() runtime.Object { return &apisv1alpha2.APIBindingList{} },
+		onCreate: func(ctx context.Context, obj runtime.Object) {
+			b := obj.(*apisv1alpha2.APIBinding)
+			b.Finalizers = appendOnce(b.Finalizers, BindingFinalizer)
+		},
 		validate: func(obj runtime.Object) field.ErrorList {
 			b := obj.(*apisv1alpha2.APIBinding)
 			if b.Spec.Reference.Export == nil || b.Spec.Reference.Export.Name == "" {
