@@ -100,8 +100,9 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 
 	reason := "RBAC: " + describeRequest(attrs, u, cluster)
 	if len(errs) > 0 {
-		err := utilerrors.NewAggregate(errs)
-		return authorizer.DecisionNoOpinion, reason + ": " + err.Error(), err
+		// As kube-apiserver: errors reading RBAC objects explain the refusal
+		// (a 403), they do not turn it into a server error.
+		return authorizer.DecisionNoOpinion, reason + ": " + utilerrors.NewAggregate(errs).Error(), nil
 	}
 	return authorizer.DecisionNoOpinion, reason, nil
 }
