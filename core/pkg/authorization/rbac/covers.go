@@ -170,9 +170,9 @@ func coversResource(owner []string, servant string) bool {
 }
 
 // coversNames: an owner without resourceNames covers any; otherwise the
-// servant must be restricted to names the owner lists (or the owner lists
-// "*"). A servant without resourceNames also grants unnamed requests such as
-// list and create, which a name-restricted owner never does.
+// servant must be restricted to names the owner lists ("*" is a name like
+// any other). A servant without resourceNames also grants unnamed requests
+// such as list and create, which a name-restricted owner never does.
 func coversNames(owner, servant []string) bool {
 	if len(owner) == 0 {
 		return true
@@ -180,7 +180,16 @@ func coversNames(owner, servant []string) bool {
 	if len(servant) == 0 {
 		return false
 	}
-	return coversAllValues(owner, servant)
+	for _, s := range servant {
+		listed := false
+		for _, o := range owner {
+			listed = listed || o == s
+		}
+		if !listed {
+			return false
+		}
+	}
+	return true
 }
 
 // coversURL reports whether some owner URL pattern matches every path the

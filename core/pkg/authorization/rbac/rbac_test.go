@@ -277,7 +277,8 @@ func TestAuthorize(t *testing.T) {
 		{"resource name: list without name", "a", res(usr("nina"), "list", "", "configmaps", "", "ns1", ""), false},
 		{"resource name: list with name field selector", "a", res(usr("nina"), "list", "", "configmaps", "", "ns1", "app-config"), true},
 		{"resource name: create without name", "a", res(usr("nina"), "create", "", "configmaps", "", "ns1", ""), false},
-		{"resource name wildcard with name", "a", res(usr("nina"), "get", "", "secrets", "", "ns1", "anything"), true},
+		{"resource name * is literal, as in kube", "a", res(usr("nina"), "get", "", "secrets", "", "ns1", "anything"), false},
+		{"resource name * matches the name *", "a", res(usr("nina"), "get", "", "secrets", "", "ns1", "*"), true},
 		{"resource name wildcard needs a name", "a", res(usr("nina"), "get", "", "secrets", "", "ns1", ""), false},
 
 		// Subresources.
@@ -547,7 +548,9 @@ func TestCovers(t *testing.T) {
 			rules{resourceRule(l("get"), l(""), l("secrets"), "b")}},
 		{"names: restricted owner, unrestricted servant", rules{resourceRule(l("get"), l(""), l("secrets"), "a")}, rules{resourceRule(l("get"), l(""), l("secrets"))}, false,
 			rules{resourceRule(l("get"), l(""), l("secrets"))}},
-		{"names: owner * covers names", rules{resourceRule(l("get"), l(""), l("secrets"), "*")}, rules{resourceRule(l("get"), l(""), l("secrets"), "x", "*")}, true, nil},
+		{"names: owner * is only the name *", rules{resourceRule(l("get"), l(""), l("secrets"), "*")}, rules{resourceRule(l("get"), l(""), l("secrets"), "x", "*")}, false,
+			rules{resourceRule(l("get"), l(""), l("secrets"), "x")}},
+		{"names: listed names", rules{resourceRule(l("get"), l(""), l("secrets"), "x", "*")}, rules{resourceRule(l("get"), l(""), l("secrets"), "*")}, true, nil},
 		{"names: owner * does not cover unnamed", rules{resourceRule(l("list"), l(""), l("secrets"), "*")}, rules{resourceRule(l("list"), l(""), l("secrets"))}, false,
 			rules{resourceRule(l("list"), l(""), l("secrets"))}},
 		{"urls: exact", rules{urlRule(l("get"), "/healthz")}, rules{urlRule(l("get"), "/healthz")}, true, nil},

@@ -25,8 +25,8 @@ const wildcard = "*"
 //   - resourceNames: an empty list matches every request; a non-empty list
 //     matches only requests that carry a name (get, update, ..., and list or
 //     watch narrowed by a metadata.name field selector, whose name the request
-//     attributes already carry) equal to an entry, or any name if the list
-//     holds "*".
+//     attributes already carry) equal to an entry; as in kube-apiserver, "*"
+//     there is a name like any other, not a wildcard.
 //
 // Non-resource requests match a rule whose verbs match and whose
 // nonResourceURLs hold "*", the exact path, or a prefix of the path followed
@@ -87,15 +87,17 @@ func matchesResource(ruleResources []string, resource, subresource string) bool 
 }
 
 // matchesName implements resourceNames: empty means every request; otherwise
-// the request must name an object listed (or "*" is listed).
+// the request must name an object listed.
 func matchesName(ruleNames []string, name string) bool {
 	if len(ruleNames) == 0 {
 		return true
 	}
-	if name == "" {
-		return false
+	for _, n := range ruleNames {
+		if n == name && name != "" {
+			return true
+		}
 	}
-	return matchesValue(ruleNames, name)
+	return false
 }
 
 // matchesURL implements nonResourceURLs: "*", exact, or trailing-"*" prefix.
