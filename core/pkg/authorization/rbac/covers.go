@@ -162,7 +162,7 @@ func coversResource(owner []string, servant string) bool {
 		if !oHasSub || !sHasSub {
 			continue
 		}
-		if (oRes == wildcard || oRes == sRes) && (oSub == wildcard || oSub == sSub) {
+		if (oRes == wildcard || oRes == sRes) && oSub == sSub {
 			return true
 		}
 	}

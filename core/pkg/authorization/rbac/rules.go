@@ -19,9 +19,9 @@ const wildcard = "*"
 // Resource requests match rules as follows:
 //   - verbs and apiGroups: "*" or an exact entry;
 //   - resources: "*" matches every resource and subresource, "pods" matches
-//     only the pods resource itself, "pods/status" that one subresource,
-//     "*/scale" the scale subresource of any resource and "pods/*" any
-//     subresource of pods (but not pods itself);
+//     only the pods resource itself, "pods/status" that one subresource and
+//     "*/scale" the scale subresource of any resource (as kube-apiserver;
+//     "pods/*" is not a wildcard);
 //   - resourceNames: an empty list matches every request; a non-empty list
 //     matches only requests that carry a name (get, update, ..., and list or
 //     watch narrowed by a metadata.name field selector, whose name the request
@@ -79,7 +79,7 @@ func matchesResource(ruleResources []string, resource, subresource string) bool 
 		if subresource == "" {
 			continue
 		}
-		if (rr == wildcard || rr == resource) && (rs == wildcard || rs == subresource) {
+		if (rr == wildcard || rr == resource) && rs == subresource {
 			return true
 		}
 	}
