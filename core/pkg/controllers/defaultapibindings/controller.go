@@ -11,17 +11,16 @@ import (
 
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
-	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
+	"github.com/meshplane/meshplane/core/pkg/controllers/initializer"
 	"github.com/meshplane/meshplane/core/pkg/registry/local"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
 
-const initializer = tenancyv1alpha1.WorkspaceAPIBindingsInitializer
+const name = tenancyv1alpha1.WorkspaceAPIBindingsInitializer
 
 // Controller creates default APIBindings.
 type Controller struct {
@@ -29,39 +28,23 @@ type Controller struct {
 	Index    *tenancy.Index
 	Types    *tenancy.Types
 	Bindings local.Client[*apisv1alpha2.APIBinding]
-
-	runner *runner.Runner
 }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	c.runner = runner.New("default-apibindings", 2, c.reconcile)
-	c.Index.OnChange(func(lc *corev1alpha1.LogicalCluster) bool {
-		return initialization.InitializerPresent(initializer, lc.Status.Initializers)
-	}, c.runner.Add)
-	c.runner.Run(ctx)
+	(&initializer.Initializer{Name: name, LogicalClusters: c.Clients.LogicalClusters, Index: c.Index, Step: c.step}).Run(ctx, 2)
 }
 
-func (c *Controller) reconcile(ctx context.Context, cluster string) (time.Duration, error) {
-	lc, err := c.Clients.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
-	if apierrors.IsNotFound(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	if !initialization.InitializerPresent(initializer, lc.Status.Initializers) {
-		return 0, nil
-	}
+func (c *Controller) step(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) (bool, time.Duration, error) {
 	typeID := lc.Annotations[tenancy.TypeAnnotation]
 	i := strings.LastIndex(typeID, ":")
 	t, err := c.Types.Resolve(ctx, tenancyv1alpha1.WorkspaceTypeReference{Path: typeID[:i], Name: tenancyv1alpha1.WorkspaceTypeName(typeID[i+1:])}, "")
 	if err != nil {
-		return 0, err
+		return false, 0, err
 	}
 	aliases, err := c.Types.Aliases(ctx, t)
 	if err != nil {
-		return 0, err
+		return false, 0, err
 	}
 	pending := false
 	for _, a := range aliases {
@@ -79,17 +62,13 @@ func (c *Controller) reconcile(ctx context.Context, cluster string) (time.Durati
 				})
 			}
 			if err != nil {
-				return 0, err
+				return false, 0, err
 			}
 			pending = pending || b.Status.Phase != apisv1alpha2.APIBindingPhaseBound
 		}
 	}
 	if pending {
-		return 500 * time.Millisecond, nil
+		return false, 500 * time.Millisecond, nil
 	}
-	lc = lc.DeepCopy()
-	lc.Status.Initializers = initialization.EnsureInitializerAbsent(initializer, lc.Status.Initializers)
-	lc.Labels = tenancy.WithLifecycleLabels(lc.Labels, lc.Status.Initializers, nil)
-	_, err = c.Clients.LogicalClusters.UpdateStatus(ctx, cluster, "", lc.Name, lc)
-	return 0, err
+	return true, 0, nil
 }

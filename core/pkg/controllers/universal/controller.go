@@ -1,6 +1,6 @@
 // Package universal is the initializer of the universal workspace type
 // (root:universal): it gives a new workspace the namespaces default and
-// kube-system, then removes itself from the cluster's initializers.
+// kube-system.
 package universal
 
 import (
@@ -8,12 +8,11 @@ import (
 	"time"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
-	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
+	"github.com/meshplane/meshplane/core/pkg/controllers/initializer"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
 
@@ -24,40 +23,19 @@ const Initializer = corev1alpha1.LogicalClusterInitializer("root:universal")
 type Controller struct {
 	Clients tenancy.Clients
 	Index   *tenancy.Index
-
-	runner *runner.Runner
 }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	c.runner = runner.New("universal-initializer", 4, c.reconcile)
-	c.Index.OnChange(func(lc *corev1alpha1.LogicalCluster) bool {
-		return lc.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing &&
-			initialization.InitializerPresent(Initializer, lc.Status.Initializers)
-	}, c.runner.Add)
-	c.runner.Run(ctx)
+	(&initializer.Initializer{Name: Initializer, LogicalClusters: c.Clients.LogicalClusters, Index: c.Index, Step: c.step}).Run(ctx, 4)
 }
 
-func (c *Controller) reconcile(ctx context.Context, cluster string) (time.Duration, error) {
-	lc, err := c.Clients.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
-	if apierrors.IsNotFound(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	if !initialization.InitializerPresent(Initializer, lc.Status.Initializers) {
-		return 0, nil
-	}
+func (c *Controller) step(ctx context.Context, cluster string, _ *corev1alpha1.LogicalCluster) (bool, time.Duration, error) {
 	for _, ns := range []string{"default", "kube-system"} {
 		_, err := c.Clients.Namespaces.Create(ctx, cluster, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return 0, err
+			return false, 0, err
 		}
 	}
-	lc = lc.DeepCopy()
-	lc.Status.Initializers = initialization.EnsureInitializerAbsent(Initializer, lc.Status.Initializers)
-	lc.Labels = tenancy.WithLifecycleLabels(lc.Labels, lc.Status.Initializers, nil)
-	_, err = c.Clients.LogicalClusters.UpdateStatus(ctx, cluster, "", lc.Name, lc)
-	return 0, err
+	return true, 0, nil
 }
