@@ -109,16 +109,7 @@ func NewIndex(storage Storage) *Index {
 	i := &Index{byCluster: map[string]map[string]*apiextensionsv1.CustomResourceDefinition{},
 		bound: map[string]map[string]map[string]*apiextensionsv1.CustomResourceDefinition{}}
 	i.informer = wildcard.NewInformer(storage, &apiextensionsinternal.CustomResourceDefinition{})
-	_, _ = i.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { i.set(obj, false) },
-		UpdateFunc: func(_, obj any) { i.set(obj, false) },
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			i.set(obj, true)
-		},
-	})
+	wildcard.Mirror(i.informer, i.set)
 	return i
 }
 

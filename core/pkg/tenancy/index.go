@@ -37,16 +37,7 @@ type Index struct {
 func NewIndex(logicalClusters wildcard.Storage) *Index {
 	i := &Index{byPath: map[string]string{}, byName: map[string]*corev1alpha1.LogicalCluster{}}
 	i.informer = wildcard.NewInformer(logicalClusters, &corev1alpha1.LogicalCluster{})
-	_, _ = i.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { i.set(obj, false) },
-		UpdateFunc: func(_, obj any) { i.set(obj, false) },
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			i.set(obj, true)
-		},
-	})
+	wildcard.Mirror(i.informer, i.set)
 	return i
 }
 

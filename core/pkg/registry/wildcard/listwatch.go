@@ -61,3 +61,18 @@ func internal(in metav1.ListOptions) *metainternalversion.ListOptions {
 func NewInformer(storage Storage, example runtime.Object) cache.SharedIndexInformer {
 	return kcpinformers.NewSharedIndexInformer(ListWatch(storage), example, 0, cache.Indexers{})
 }
+
+// Mirror calls set for every object the informer adds, updates or deletes
+// (deleted true), unwrapping tombstones: how in-memory indexes follow it.
+func Mirror(informer cache.SharedIndexInformer, set func(obj any, deleted bool)) {
+	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { set(obj, false) },
+		UpdateFunc: func(_, obj any) { set(obj, false) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			set(obj, true)
+		},
+	})
+}
