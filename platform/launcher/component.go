@@ -1,0 +1,21 @@
+package launcher
+
+import "context"
+
+// Component is one process of the platform. The launcher starts components
+// in order, each once the previous one is ready, and stops them in reverse.
+type Component struct {
+	// Name prefixes the component's log lines.
+	Name string
+	// Binary is the program's file name in the bin directory.
+	Binary string
+	// Args are the program's arguments.
+	Args []string
+	// Ready blocks until the component serves, or ctx ends.
+	Ready func(ctx context.Context) error
+	// AfterReady, when set, runs once the component is ready (set-up that
+	// needs it serving, such as the core's demo users).
+	AfterReady func(ctx context.Context) error
+	// Env are the platform.env lines the component contributes.
+	Env []EnvEntry
+}

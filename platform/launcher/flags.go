@@ -1,0 +1,35 @@
+package launcher
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ParseFlags reads the launcher's command line.
+func ParseFlags(args []string) (Config, error) {
+	c := Config{}
+	fs := flag.NewFlagSet("meshplane-platform", flag.ContinueOnError)
+	fs.StringVar(&c.RootDir, "root-directory", ".meshplane", "Directory for all of the platform's state.")
+	fs.IntVar(&c.Ports.Base, "port-base", DefaultPortBase, fmt.Sprintf("First of the %d ports the platform may open (the core's secure port).", PortRange))
+	fs.StringVar(&c.BinDir, "bin-dir", "", "Directory holding the platform's binaries (default: the launcher's own directory).")
+	fs.BoolVar(&c.DemoUsers, "demo-users", true, "Create the demo users alice and bob (local runs only).")
+	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	c.CoreArgs = strings.Fields(*coreArgs)
+	if c.BinDir == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return c, err
+		}
+		c.BinDir = filepath.Dir(self)
+	}
+	return c, c.Ports.Validate()
+}

@@ -1,0 +1,199 @@
+// Package launcher runs a whole Meshplane platform on one machine as one
+// process tree: the core and every platform component, each on a fixed
+// offset from one port base, with one log stream in which each line names
+// its component. When everything is ready it writes <root>/platform.env,
+// the contract scripts and tests wait for.
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Config says where and how to run a platform.
+type Config struct {
+	// RootDir holds all state; the core's files are directly in it.
+	RootDir string
+	// Ports is the platform's port range.
+	Ports Ports
+	// BinDir holds the binaries (meshplane, ...).
+	BinDir string
+	// DemoUsers creates the local demo users alice and bob.
+	DemoUsers bool
+	// CoreArgs are appended to `meshplane start`.
+	CoreArgs []string
+	// Out receives the log stream.
+	Out io.Writer
+	// ReadyTimeout bounds the wait for each component.
+	ReadyTimeout time.Duration
+	// StopGrace is how long a component may take to stop on SIGTERM.
+	StopGrace time.Duration
+}
+
+// CoreURL is the core's base URL.
+func (c *Config) CoreURL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.Ports.Core()) }
+
+// EnvFile is the path of platform.env.
+func (c *Config) EnvFile() string { return filepath.Join(c.RootDir, EnvFileName) }
+
+// components lists what the platform runs, in start order.
+func components(c *Config) []Component {
+	return []Component{coreComponent(c)}
+}
+
+// Run starts the platform and supervises it until ctx ends (then it stops
+// every component, newest first) or a component exits on its own (then it
+// stops the rest and returns the reason).
+func Run(ctx context.Context, c Config) error {
+	if err := c.prepare(); err != nil {
+		return err
+	}
+	comps := components(&c)
+	logs := &logStream{out: c.Out, pad: len("launcher")}
+	for _, comp := range comps {
+		logs.pad = max(logs.pad, len(comp.Name))
+	}
+	say := func(format string, args ...any) { logs.printf("launcher", format, args...) }
+
+	var running []*process
+	defer func() {
+		os.Remove(c.EnvFile())
+		for i := len(running) - 1; i >= 0; i-- {
+			p := running[i]
+			say("stopping %s (pid %d)", p.name, p.cmd.Process.Pid)
+			if err := p.stop(c.StopGrace); err != nil {
+				say("%s: %v", p.name, err)
+			}
+		}
+	}()
+
+	// failed is closed when any started component exits.
+	failed := make(chan *process, len(comps))
+	var env []EnvEntry
+	for _, comp := range comps {
+		p, err := c.start(logs, comp)
+		if err != nil {
+			return err
+		}
+		running = append(running, p)
+		go func() { <-p.exited; failed <- p }()
+		if err := c.awaitReady(ctx, comp, p); err != nil {
+			return err
+		}
+		if comp.AfterReady != nil {
+			if err := comp.AfterReady(ctx); err != nil {
+				return fmt.Errorf("setting up %s: %w", comp.Name, err)
+			}
+		}
+		say("%s is ready", comp.Name)
+		env = append(env, comp.Env...)
+	}
+	if err := writeEnvFile(c.EnvFile(), env); err != nil {
+		return fmt.Errorf("writing %s: %w", c.EnvFile(), err)
+	}
+	c.printWelcome(say, env)
+
+	select {
+	case <-ctx.Done():
+		say("shutting down")
+		return nil
+	case p := <-failed:
+		return fmt.Errorf("%s (pid %d) exited unexpectedly: %v", p.name, p.cmd.Process.Pid, exitReason(p))
+	}
+}
+
+// prepare validates the configuration and readies the root directory:
+// platform.env is removed first, so its presence always means "ready".
+func (c *Config) prepare() error {
+	if c.Out == nil {
+		c.Out = os.Stdout
+	}
+	if c.ReadyTimeout <= 0 {
+		c.ReadyTimeout = 3 * time.Minute
+	}
+	if c.StopGrace <= 0 {
+		c.StopGrace = time.Minute
+	}
+	if err := c.Ports.Validate(); err != nil {
+		return err
+	}
+	root, err := filepath.Abs(c.RootDir)
+	if err != nil {
+		return err
+	}
+	c.RootDir = root
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	if err := os.Remove(c.EnvFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := c.Ports.CheckFree(); err != nil {
+		return err
+	}
+	if c.DemoUsers {
+		if err := ensureDemoUsers(filepath.Join(root, demoUsersFile)); err != nil {
+			return fmt.Errorf("demo users: %w", err)
+		}
+	}
+	return nil
+}
+
+func (c *Config) start(logs *logStream, comp Component) (*process, error) {
+	bin := filepath.Join(c.BinDir, comp.Binary)
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("%s: binary %s not found (run `make build`): %w", comp.Name, bin, err)
+	}
+	logs.printf("launcher", "starting %s: %s", comp.Name, bin)
+	return startProcess(logs, comp.Name, c.RootDir, bin, comp.Args)
+}
+
+// awaitReady waits for the component's readiness, giving up when it exits,
+// when ctx ends, or after ReadyTimeout.
+func (c *Config) awaitReady(ctx context.Context, comp Component, p *process) error {
+	ctx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.exited:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := comp.Ready(ctx)
+	select {
+	case <-p.exited:
+		return fmt.Errorf("%s exited before it was ready: %v", comp.Name, exitReason(p))
+	default:
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", comp.Name, err)
+	}
+	return nil
+}
+
+func exitReason(p *process) string {
+	if p.err == nil {
+		return "exit status 0"
+	}
+	return p.err.Error()
+}
+
+func (c *Config) printWelcome(say func(string, ...any), env []EnvEntry) {
+	say("the platform is ready; %s:", c.EnvFile())
+	for _, e := range env {
+		say("  %s=%s", e.Key, e.Value)
+	}
+	say("try:")
+	say("  export KUBECONFIG=%s", filepath.Join(c.RootDir, adminKubeconfig))
+	say("  kubectl get workspaces")
+	if c.DemoUsers {
+		say("  kubectl --context alice auth whoami   # demo users alice and bob")
+	}
+	say("stop with Ctrl-C; state stays in %s", c.RootDir)
+}

@@ -1,0 +1,56 @@
+package launcher
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+)
+
+// PortRange is how many ports, from the base, one platform may open.
+const PortRange = 20
+
+// DefaultPortBase keeps the core on kcp's port, 6443.
+const DefaultPortBase = 6443
+
+// Ports is the fixed layout of the ports a platform opens, as offsets from
+// one base, so copies started with different bases never collide.
+type Ports struct{ Base int }
+
+// The offsets. Components that come later take the next free ones; every
+// offset stays below PortRange.
+const (
+	offsetCore = iota
+	offsetCoreEtcdClient
+	offsetCoreEtcdPeer
+)
+
+// Core is the core's secure port.
+func (p Ports) Core() int { return p.Base + offsetCore }
+
+// CoreEtcdClient is the embedded etcd's client port.
+func (p Ports) CoreEtcdClient() int { return p.Base + offsetCoreEtcdClient }
+
+// CoreEtcdPeer is the embedded etcd's peer port.
+func (p Ports) CoreEtcdPeer() int { return p.Base + offsetCoreEtcdPeer }
+
+// Validate checks that the whole range is a valid port range.
+func (p Ports) Validate() error {
+	if p.Base < 1024 || p.Base+PortRange-1 > 65535 {
+		return fmt.Errorf("port base %d: the platform needs ports %d..%d, which must lie in 1024..65535", p.Base, p.Base, p.Base+PortRange-1)
+	}
+	return nil
+}
+
+// CheckFree reports the first port of the range that is already taken on
+// the loopback address, so a second copy started on the same base fails
+// with a clear message before anything starts.
+func (p Ports) CheckFree() error {
+	for port := p.Base; port < p.Base+PortRange; port++ {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			return fmt.Errorf("port %d (of the platform's range %d..%d) is in use: choose another PORT_BASE or stop what holds it: %w", port, p.Base, p.Base+PortRange-1, err)
+		}
+		l.Close()
+	}
+	return nil
+}
