@@ -2,8 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := core
+MODULES := core platform
 ROOT_DIR ?= $(CURDIR)/.meshplane
+PORT_BASE ?= 6443
 GOTEST_FLAGS ?= -count=1 -timeout 30m
 
 .PHONY: all build run test vet fmt-check unit bench clean
@@ -14,10 +15,12 @@ all: build
 build:
 	@mkdir -p $(BIN)
 	cd core && $(GO) build -o $(BIN)/ ./cmd/...
+	cd platform && $(GO) build -o $(BIN)/ ./cmd/...
 
-## run: start the platform on embedded defaults (root directory .meshplane)
+## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
+## <ROOT_DIR>/platform.env appears once everything is ready
 run: build
-	$(BIN)/meshplane start --root-directory $(ROOT_DIR)
+	$(BIN)/meshplane-platform --root-directory $(ROOT_DIR) --port-base $(PORT_BASE)
 
 ## vet: gofmt and go vet across all modules
 vet:
@@ -26,7 +29,7 @@ vet:
 
 ## test: vet, then every module's tests against binaries built once
 test: build vet
-	@for m in $(MODULES); do (cd $$m && MESHPLANE_BIN=$(BIN)/meshplane KUBECTL_WS_BIN=$(BIN)/kubectl-ws APIGEN_BIN=$(BIN)/apigen $(GO) test $(GOTEST_FLAGS) ./...) || exit 1; done
+	@for m in $(MODULES); do (cd $$m && MESHPLANE_BIN=$(BIN)/meshplane MESHPLANE_PLATFORM_BIN=$(BIN)/meshplane-platform KUBECTL_WS_BIN=$(BIN)/kubectl-ws APIGEN_BIN=$(BIN)/apigen $(GO) test $(GOTEST_FLAGS) ./...) || exit 1; done
 
 ## bench: benchmarks against a fresh server (figures go to bench-results.md)
 bench: build

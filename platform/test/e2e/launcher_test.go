@@ -1,0 +1,219 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/meshplane/meshplane/platform/launcher"
+)
+
+// platform is one running launcher process.
+type platform struct {
+	root string
+	base int
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// freeBase finds a port base whose whole range is free.
+func freeBase(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		base := 20000 + rand.IntN(2000)*launcher.PortRange
+		if (launcher.Ports{Base: base}).CheckFree() == nil {
+			return base
+		}
+	}
+	t.Fatal("no free port range found")
+	return 0
+}
+
+// startPlatform runs `meshplane-platform` and returns at once.
+func startPlatform(t *testing.T, root string, base int) *platform {
+	t.Helper()
+	p := &platform{root: root, base: base, out: &syncBuffer{}, done: make(chan error, 1)}
+	p.cmd = exec.Command(launcherBin, "--root-directory", root, "--port-base", strconv.Itoa(base), "--bin-dir", binDir)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", launcherBin, err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case <-p.done:
+			case <-time.After(90 * time.Second):
+				_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			}
+		}
+		if t.Failed() {
+			t.Logf("launcher output (%s):\n%s", root, tail(p.out.String(), 80))
+		}
+	})
+	return p
+}
+
+// waitReady waits for platform.env and returns its entries.
+func (p *platform) waitReady(t *testing.T) map[string]string {
+	t.Helper()
+	path := filepath.Join(p.root, launcher.EnvFileName)
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-p.done:
+			t.Fatalf("launcher exited before the platform was ready: %v\n%s", err, tail(p.out.String(), 40))
+		default:
+		}
+		if env, err := launcher.ReadEnvFile(path); err == nil {
+			return env
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s not written within 3m", path)
+	return nil
+}
+
+// stop sends Ctrl-C and expects a clean exit that removes platform.env.
+func (p *platform) stop(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("launcher exited with %v after Ctrl-C\n%s", err, tail(p.out.String(), 40))
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("launcher still running 90s after Ctrl-C")
+	}
+	if _, err := os.Stat(filepath.Join(p.root, launcher.EnvFileName)); !os.IsNotExist(err) {
+		t.Errorf("platform.env still there after a clean stop (stat: %v)", err)
+	}
+}
+
+func kubectl(t *testing.T, kubeconfig string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func mustKubectl(t *testing.T, kubeconfig string, args ...string) string {
+	t.Helper()
+	out, err := kubectl(t, kubeconfig, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("... (%d earlier lines)", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestLauncher runs two independent platforms side by side, refuses a third
+// on a taken port range, and restarts one with its data intact.
+func TestLauncher(t *testing.T) {
+	tmp := t.TempDir()
+	rootA, rootB := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	baseA := freeBase(t)
+	a := startPlatform(t, rootA, baseA)
+	envA := a.waitReady(t)
+
+	kubeconfig := filepath.Join(rootA, "admin.kubeconfig")
+	if got := envA["KUBECONFIG"]; got != kubeconfig {
+		t.Errorf("platform.env KUBECONFIG = %q, want %q", got, kubeconfig)
+	}
+	if got, want := envA["CORE_URL"], fmt.Sprintf("https://127.0.0.1:%d", baseA); got != want {
+		t.Errorf("platform.env CORE_URL = %q, want %q", got, want)
+	}
+	ports, err := listeningPorts(a.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ports) == 0 {
+		t.Fatal("found no listening port of the platform's processes")
+	}
+	for _, p := range ports {
+		if p < baseA || p >= baseA+launcher.PortRange {
+			t.Errorf("the platform listens on port %d, outside its range %d..%d (all: %v)", p, baseA, baseA+launcher.PortRange-1, ports)
+		}
+	}
+
+	// The bootstrap made root:orgs, where the demo users' contexts point.
+	if out := mustKubectl(t, kubeconfig, "get", "workspace", "orgs", "-o", "jsonpath={.status.phase}"); out != "Ready" {
+		t.Errorf("workspace root:orgs phase %q, want Ready", out)
+	}
+	if out := mustKubectl(t, kubeconfig, "--context", "alice", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "alice" {
+		t.Errorf("alice's context authenticates as %q", out)
+	}
+	mustKubectl(t, kubeconfig, "--context", "bob", "get", "workspaces")
+	if out, err := kubectl(t, kubeconfig, "--context", "bob", "create", "namespace", "nope"); err == nil || !strings.Contains(out, "Forbidden") {
+		t.Errorf("bob created a namespace in root:orgs (err %v): %s", err, out)
+	}
+	mustKubectl(t, kubeconfig, "create", "namespace", "kept")
+
+	// A second copy beside the first shares nothing with it.
+	baseB := freeBase(t)
+	b := startPlatform(t, rootB, baseB)
+	envB := b.waitReady(t)
+	if out, err := kubectl(t, envB["KUBECONFIG"], "get", "namespace", "kept"); err == nil || !strings.Contains(out, "NotFound") {
+		t.Errorf("the second platform sees the first one's namespace (err %v): %s", err, out)
+	}
+
+	// A third on the first one's ports fails at once, saying why.
+	c := startPlatform(t, filepath.Join(tmp, "c"), baseA)
+	select {
+	case err := <-c.done:
+		if err == nil || !strings.Contains(c.out.String(), "in use") {
+			t.Errorf("a platform on a taken port range: exit %v, output:\n%s", err, c.out.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a platform on a taken port range is still running after 1m")
+	}
+
+	b.stop(t)
+	a.stop(t)
+
+	// Restarted, the first keeps its data and its demo users.
+	a = startPlatform(t, rootA, baseA)
+	a.waitReady(t)
+	mustKubectl(t, kubeconfig, "get", "namespace", "kept")
+	if out := mustKubectl(t, kubeconfig, "--context", "alice", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "alice" {
+		t.Errorf("after a restart alice's context authenticates as %q", out)
+	}
+	a.stop(t)
+}
