@@ -39,8 +39,9 @@ rm -f config/crd/*.yaml
 cp "$tmp"/crd/*.yaml config/crd/
 
 # apigen keeps the names of schemas whose spec did not change and, in an
-# existing APIExport file, replaces only spec.resources (permission claims
-# and other hand-written fields stay).
+# existing APIExport file, replaces only spec.resources; the permission
+# claims come from the template in hack/.
+cp hack/apiexport-core.platform-mesh.io.yaml config/kcp/apiexport-core.platform-mesh.io.yaml
 "$apigen" --input-dir config/crd --output-dir config/kcp
 
 # apigen does not delete schemas of CRDs that are gone; do it here.
