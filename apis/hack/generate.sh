@@ -9,7 +9,7 @@
 # pinned controller-gen is run through `go run` and apigen is built from ../core.
 set -euo pipefail
 
-CONTROLLER_TOOLS_VERSION=v0.23.0
+CONTROLLER_TOOLS_VERSION=v0.21.0
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
