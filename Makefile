@@ -2,12 +2,12 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := core platform
+MODULES := apis core platform
 ROOT_DIR ?= $(CURDIR)/.meshplane
 PORT_BASE ?= 6443
 GOTEST_FLAGS ?= -count=1 -timeout 30m
 
-.PHONY: all build run test vet fmt-check unit bench clean
+.PHONY: all build run test vet fmt-check unit bench clean generate verify-generate
 
 all: build
 
@@ -30,6 +30,14 @@ vet:
 ## test: vet, then every module's tests against binaries built once
 test: build vet
 	@for m in $(MODULES); do (cd $$m && MESHPLANE_BIN=$(BIN)/meshplane MESHPLANE_PLATFORM_BIN=$(BIN)/meshplane-platform KUBECTL_WS_BIN=$(BIN)/kubectl-ws APIGEN_BIN=$(BIN)/apigen $(GO) test $(GOTEST_FLAGS) ./...) || exit 1; done
+
+## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
+generate:
+	./apis/hack/generate.sh
+
+## verify-generate: fail if `make generate` would change a tracked file
+verify-generate: generate
+	@if [ -n "$$(git status --porcelain -- apis)" ]; then git status --short -- apis; echo "generated files are stale: run make generate and commit"; exit 1; fi
 
 ## bench: benchmarks against a fresh server (figures go to bench-results.md)
 bench: build
