@@ -54,3 +54,7 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.0 // indirect
 )
+
+require github.com/meshplane/meshplane/apis v0.0.0
+
+replace github.com/meshplane/meshplane/apis => ../apis

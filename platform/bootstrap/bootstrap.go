@@ -1,18 +1,24 @@
 // Package bootstrap puts the objects the platform needs into a running
-// core: the workspace types of the account tree and the workspace
-// root:orgs with its access rules. It is idempotent (server-side apply with
-// one field manager), so every start runs it and a restart changes nothing.
+// core: the workspace types of the account tree, the provider workspace
+// root:platform-mesh-system exporting core.platform-mesh.io, and the
+// workspace root:orgs with its access rules and its binding to that
+// export. It is idempotent (objects are created, or patched where they
+// differ from the manifests), so every start runs it and a restart changes
+// nothing.
 package bootstrap
 
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
+	"reflect"
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +29,8 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	apiconfig "github.com/meshplane/meshplane/apis/config"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -32,22 +40,41 @@ const FieldManager = "meshplane-bootstrap"
 //go:embed manifests
 var manifests embed.FS
 
-// step applies the manifests of one folder into one workspace, after an
-// optional wait for that workspace.
+// step applies objects into one workspace, after waiting for that
+// workspace to be Ready.
 type step struct {
-	folder string
-	path   string
-	// parentPath and name: the Workspace to wait for before applying (the
-	// step's own workspace), empty for root.
-	parent, name string
+	// path is the workspace; parent and name its Workspace object (empty
+	// for root).
+	path, parent, name string
+	objects            func() ([]*unstructured.Unstructured, error)
+	// bindings are APIBindings the step waits to be Bound.
+	bindings []string
 }
 
 var steps = []step{
-	{folder: "root", path: "root"},
-	{folder: "orgs", path: "root:orgs", parent: "root", name: "orgs"},
+	{path: "root", objects: folder("root")},
+	{path: "root:platform-mesh-system", parent: "root", name: "platform-mesh-system", objects: platformMeshExport},
+	{path: "root:orgs", parent: "root", name: "orgs", objects: folder("orgs"), bindings: []string{apiconfig.ExportName}},
 }
 
-var workspacesGVR = schema.GroupVersionResource{Group: "tenancy.kcp.io", Version: "v1alpha1", Resource: "workspaces"}
+// platformMeshExport is the core.platform-mesh.io API: its schemas, then
+// the export.
+func platformMeshExport() ([]*unstructured.Unstructured, error) {
+	schemas, err := apiconfig.APIResourceSchemas()
+	if err != nil {
+		return nil, err
+	}
+	export, err := apiconfig.APIExport()
+	if err != nil {
+		return nil, err
+	}
+	return append(schemas, export), nil
+}
+
+var (
+	workspacesGVR  = schema.GroupVersionResource{Group: "tenancy.kcp.io", Version: "v1alpha1", Resource: "workspaces"}
+	apiBindingsGVR = schema.GroupVersionResource{Group: "apis.kcp.io", Version: "v1alpha2", Resource: "apibindings"}
+)
 
 // Run applies every step with admin credentials; base is a rest.Config for
 // the core's base URL (no /clusters path).
@@ -58,8 +85,18 @@ func Run(ctx context.Context, base *rest.Config) error {
 				return err
 			}
 		}
-		if err := applyFolder(ctx, clusterConfig(base, s.path), s.folder); err != nil {
+		objs, err := s.objects()
+		if err != nil {
+			return err
+		}
+		cfg := clusterConfig(base, s.path)
+		if err := apply(ctx, cfg, objs); err != nil {
 			return fmt.Errorf("bootstrapping %s: %w", s.path, err)
+		}
+		for _, b := range s.bindings {
+			if err := waitBound(ctx, cfg, b); err != nil {
+				return fmt.Errorf("bootstrapping %s: %w", s.path, err)
+			}
 		}
 	}
 	return nil
@@ -71,12 +108,8 @@ func clusterConfig(base *rest.Config, path string) *rest.Config {
 	return c
 }
 
-// applyFolder server-side applies every object of the folder's YAML files.
-func applyFolder(ctx context.Context, cfg *rest.Config, folder string) error {
-	objs, err := readObjects(path.Join("manifests", folder))
-	if err != nil {
-		return err
-	}
+// apply server-side applies the objects in order.
+func apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return err
@@ -96,18 +129,13 @@ func applyFolder(ctx context.Context, cfg *rest.Config, folder string) error {
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err)
 		}
-		data, err := obj.MarshalJSON()
-		if err != nil {
-			return err
-		}
 		// The core's indexes (workspace types, RBAC) follow writes within
 		// moments: an object that refers to one applied just before may be
 		// refused once, so retry for a while before giving up.
-		force := true
+		client := dyn.Resource(m.Resource).Namespace(obj.GetNamespace())
 		var last error
 		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			_, last = dyn.Resource(m.Resource).Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.ApplyPatchType, data,
-				metav1.PatchOptions{FieldManager: FieldManager, Force: &force})
+			last = ensure(ctx, client, obj)
 			return last == nil, nil
 		})
 		if err != nil {
@@ -115,6 +143,87 @@ func applyFolder(ctx context.Context, cfg *rest.Config, folder string) error {
 		}
 	}
 	return nil
+}
+
+// ensure creates obj, or, when it exists and differs in a field obj sets,
+// merge-patches obj's fields onto it; an object that already holds every
+// field is not written at all, so a restart changes nothing. (Server-side
+// apply would be the natural tool, but a second apply of an APIBinding
+// corrupts its permissionClaims list in the core today: the list's map keys
+// are omitted when empty. See docs/platform.md.)
+func ensure(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
+	_, err := client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	live, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	desired := obj.DeepCopy().Object
+	delete(desired, "metadata")
+	if contains(live.Object, desired) {
+		return nil
+	}
+	data, err := json.Marshal(desired)
+	if err != nil {
+		return err
+	}
+	_, err = client.Patch(ctx, obj.GetName(), types.MergePatchType, data, metav1.PatchOptions{FieldManager: FieldManager})
+	return err
+}
+
+// contains reports whether every field of want is in have with the same
+// value; an empty string, list or map in want also matches an absent field
+// (the server omits empty values).
+func contains(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, _ := have.(map[string]any)
+		for k, wv := range w {
+			hv, ok := h[k]
+			if !ok {
+				if !isEmpty(wv) {
+					return false
+				}
+				continue
+			}
+			if !contains(hv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return reflect.DeepEqual(have, want)
+	}
+}
+
+func isEmpty(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return v == ""
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return v == nil
+}
+
+// folder reads the embedded manifests/<name>.
+func folder(name string) func() ([]*unstructured.Unstructured, error) {
+	return func() ([]*unstructured.Unstructured, error) { return readObjects(path.Join("manifests", name)) }
 }
 
 // readObjects parses every YAML document of the folder, files in name
@@ -146,22 +255,32 @@ func readObjects(dir string) ([]*unstructured.Unstructured, error) {
 
 // waitWorkspaceReady waits until the Workspace name in parent is Ready.
 func waitWorkspaceReady(ctx context.Context, base *rest.Config, parent, name string) error {
-	dyn, err := dynamic.NewForConfig(clusterConfig(base, parent))
+	return waitPhase(ctx, clusterConfig(base, parent), workspacesGVR, name, "Ready")
+}
+
+// waitBound waits until the APIBinding name is Bound.
+func waitBound(ctx context.Context, cfg *rest.Config, name string) error {
+	return waitPhase(ctx, cfg, apiBindingsGVR, name, "Bound")
+}
+
+// waitPhase waits until status.phase of the object is want.
+func waitPhase(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, name, want string) error {
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
 	var phase string
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		ws, err := dyn.Resource(workspacesGVR).Get(ctx, name, metav1.GetOptions{})
+		obj, err := dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			phase = err.Error()
 			return false, nil
 		}
-		phase, _, _ = unstructured.NestedString(ws.Object, "status", "phase")
-		return phase == "Ready", nil
+		phase, _, _ = unstructured.NestedString(obj.Object, "status", "phase")
+		return phase == want, nil
 	})
 	if err != nil {
-		return fmt.Errorf("workspace %s:%s not Ready (last: %s): %w", parent, name, phase, err)
+		return fmt.Errorf("%s %s in %s not %s (last: %s): %w", gvr.Resource, name, cfg.Host, want, phase, err)
 	}
 	return nil
 }

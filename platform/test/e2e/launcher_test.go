@@ -186,6 +186,18 @@ func TestLauncher(t *testing.T) {
 	}
 	mustKubectl(t, kubeconfig, "create", "namespace", "kept")
 
+	// root:orgs is bound to core.platform-mesh.io: any user founds an org.
+	if out := mustKubectl(t, kubeconfig, "--context", "root", "--server", envA["CORE_URL"]+"/clusters/root:orgs",
+		"get", "apibinding", "core.platform-mesh.io", "-o", "jsonpath={.status.phase}"); out != "Bound" {
+		t.Errorf("root:orgs binding to core.platform-mesh.io is %q, want Bound", out)
+	}
+	mustKubectl(t, kubeconfig, "--context", "alice", "create", "-f", filepath.Join("testdata", "org-account.yaml"))
+	if out, err := kubectl(t, kubeconfig, "--context", "bob", "delete", "account", "acme"); err == nil || !strings.Contains(out, "Forbidden") {
+		t.Errorf("bob deleted alice's org account (err %v): %s", err, out)
+	}
+	// The bootstrap is idempotent: a restart rewrites nothing.
+	bootstrapped := bootstrapVersions(t, kubeconfig, envA["CORE_URL"])
+
 	// A second copy beside the first shares nothing with it.
 	baseB := freeBase(t)
 	b := startPlatform(t, rootB, baseB)
@@ -212,8 +224,27 @@ func TestLauncher(t *testing.T) {
 	a = startPlatform(t, rootA, baseA)
 	a.waitReady(t)
 	mustKubectl(t, kubeconfig, "get", "namespace", "kept")
+	mustKubectl(t, kubeconfig, "--context", "alice", "get", "account", "acme")
+	if after := bootstrapVersions(t, kubeconfig, envA["CORE_URL"]); after != bootstrapped {
+		t.Errorf("a restart rewrote bootstrapped objects: resourceVersions %s before, %s after", bootstrapped, after)
+	}
 	if out := mustKubectl(t, kubeconfig, "--context", "alice", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "alice" {
 		t.Errorf("after a restart alice's context authenticates as %q", out)
 	}
 	a.stop(t)
+}
+
+// bootstrapVersions lists the resourceVersions of objects the bootstrap
+// writes, in a fixed order.
+func bootstrapVersions(t *testing.T, kubeconfig, coreURL string) string {
+	t.Helper()
+	rv := "-o=jsonpath={.metadata.resourceVersion}"
+	in := func(path string) string { return "--server=" + coreURL + "/clusters/" + path }
+	return strings.Join([]string{
+		mustKubectl(t, kubeconfig, "get", "workspacetype", "orgs", rv),
+		mustKubectl(t, kubeconfig, "get", "workspace", "orgs", rv),
+		mustKubectl(t, kubeconfig, in("root:platform-mesh-system"), "get", "apiexport", "core.platform-mesh.io", rv),
+		mustKubectl(t, kubeconfig, in("root:orgs"), "get", "apibinding", "core.platform-mesh.io", rv),
+		mustKubectl(t, kubeconfig, in("root:orgs"), "get", "clusterrolebinding", "meshplane:orgs:member", rv),
+	}, ",")
 }
