@@ -48,7 +48,9 @@ func newCRD(group, plural, kind string, versions []string, opts ...crdOpt) *apie
 
 func ptrTo[T any](v T) *T { return &v }
 
-func clusterScoped(crd *apiextensionsv1.CustomResourceDefinition) { crd.Spec.Scope = apiextensionsv1.ClusterScoped }
+func clusterScoped(crd *apiextensionsv1.CustomResourceDefinition) {
+	crd.Spec.Scope = apiextensionsv1.ClusterScoped
+}
 
 func withStatusAndScale(crd *apiextensionsv1.CustomResourceDefinition) {
 	for i := range crd.Spec.Versions {
@@ -80,17 +82,17 @@ func unservedVersion(name string) crdOpt {
 	}
 }
 
-// staticDiscovery serves a built-in /apis in the legacy and aggregated
+// fakeStatic serves a built-in /apis in the legacy and aggregated
 // form, as the generic server's director does, and counts its requests.
-type staticDiscovery struct {
+type fakeStatic struct {
 	groups     metav1.APIGroupList
 	aggregated apidiscoveryv2.APIGroupDiscoveryList
 	requests   atomic.Int32
 }
 
-// newStaticDiscovery has n built-in groups with m resources each.
-func newStaticDiscovery(n, m int) *staticDiscovery {
-	s := &staticDiscovery{}
+// newFakeStatic has n built-in groups with m resources each.
+func newFakeStatic(n, m int) *fakeStatic {
+	s := &fakeStatic{}
 	s.groups.Kind, s.groups.APIVersion = "APIGroupList", "v1"
 	s.aggregated.Kind, s.aggregated.APIVersion = "APIGroupDiscoveryList", "apidiscovery.k8s.io/v2"
 	for i := range n {
@@ -111,7 +113,7 @@ func newStaticDiscovery(n, m int) *staticDiscovery {
 	return s
 }
 
-func (s *staticDiscovery) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *fakeStatic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
 	if r.URL.Path != "/apis" {
 		http.NotFound(w, r)
@@ -140,15 +142,21 @@ func lister(byCluster map[string][]*apiextensionsv1.CustomResourceDefinition) CR
 	}
 }
 
+// withCluster is the request's context with cluster, if any.
+func withCluster(r *http.Request, cluster string) context.Context {
+	if cluster == "" {
+		return r.Context()
+	}
+	return clusters.WithCluster(r.Context(), cluster)
+}
+
 // get sends a GET in cluster.
 func get(h http.Handler, cluster, path, accept string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodGet, path, nil)
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	if cluster != "" {
-		req = req.WithContext(clusters.WithCluster(req.Context(), cluster))
-	}
+	req = req.WithContext(withCluster(req, cluster))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
@@ -168,7 +176,7 @@ func benchHandler() *Handler {
 	crds := benchCRDs()
 	return &Handler{
 		CRDs:   lister(map[string][]*apiextensionsv1.CustomResourceDefinition{"c1": crds}),
-		Static: newStaticDiscovery(30, 10),
+		Static: newFakeStatic(30, 10),
 		Next:   &nextHandler{},
 	}
 }
