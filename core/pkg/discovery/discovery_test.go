@@ -253,3 +253,36 @@ func TestStaticFailureIsAStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentRequests serves clusters in parallel (run with -race).
+func TestConcurrentRequests(t *testing.T) {
+	h, static, _ := testHandler()
+	want := map[string][]byte{}
+	for _, accept := range []string{"application/json", AggregatedContentType} {
+		want[accept] = get(h, "c1", "/apis", accept).Body.Bytes()
+	}
+	h, static, _ = testHandler()
+	errs := make(chan string, 64)
+	done := make(chan struct{})
+	for i := range 16 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range 20 {
+				accept := []string{"application/json", AggregatedContentType}[(i+j)%2]
+				if rec := get(h, "c1", "/apis", accept); !reflect.DeepEqual(rec.Body.Bytes(), want[accept]) {
+					errs <- "GET /apis (" + accept + ") answered " + rec.Body.String()
+				}
+			}
+		}()
+	}
+	for range 16 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if n := static.requests.Load(); n != 2 {
+		t.Errorf("the static handler was asked %d times under concurrent requests, want 2", n)
+	}
+}

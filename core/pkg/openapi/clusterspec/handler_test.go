@@ -203,3 +203,37 @@ func TestStaticFailureIsAStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentRequests serves v2 and v3 in parallel (run with -race).
+func TestConcurrentRequests(t *testing.T) {
+	static := newStaticOpenAPI(t)
+	h := &Handler{CRDs: testCRDs(), Static: static, Next: &nextHandler{}}
+	paths := []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/apis/stable.example.com/v1"}
+	want := map[string][]byte{}
+	for _, p := range paths {
+		want[p] = get(h, "c1", p, "").Body.Bytes()
+	}
+	errs := make(chan string, 64)
+	done := make(chan struct{})
+	for i := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range 6 {
+				p := paths[(i+j)%len(paths)]
+				if rec := get(h, "c1", p, ""); !bytes.Equal(rec.Body.Bytes(), want[p]) {
+					errs <- "GET " + p + " answered another document"
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if n := static.requests.Load(); n != 2 {
+		t.Errorf("the static handler was asked %d times, want 2 (v2 and the v3 index, once each)", n)
+	}
+}
