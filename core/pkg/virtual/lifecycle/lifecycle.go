@@ -88,8 +88,8 @@ func WithVirtualWorkspaces(handler http.Handler) http.Handler {
 			return
 		}
 		if !validID(parts[1]) {
-			fail(w, r, apierrors.NewBadRequest(fmt.Sprintf("%q does not name a %s virtual workspace: want /services/%s/<cluster>:<workspace type>/clusters/...",
-				r.URL.Path, parts[0], parts[0])))
+			fail(w, r, apierrors.NewBadRequest(fmt.Sprintf("%q does not name a virtual workspace: want /services/%s/<cluster>:<workspace type>/clusters/...",
+				r.URL.Path, parts[0])))
 			return
 		}
 		t := Target{Kind: Kind(parts[0]), ID: parts[1]}
