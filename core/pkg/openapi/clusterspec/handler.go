@@ -56,11 +56,14 @@ type Handler struct {
 	v3Cache   *lru.Cache // group version and key of its CRDs -> v3 document (JSON)
 }
 
-// Cache sizes: a merged v2 document holds every built-in definition (a few
-// megabytes); a v3 group-version document only the CRDs of that version.
+// Cache sizes bound the memory the cached documents take: a merged v2
+// document holds every built-in definition (about 1.3 MB of JSON), a v3
+// group-version document the CRDs of that version and the meta types
+// they refer to (about 60 KB per CRD). With more clusters in use than
+// entries, documents are rebuilt as before caching.
 const (
-	v2CacheSize = 16
-	v3CacheSize = 256
+	v2CacheSize = 8
+	v3CacheSize = 64
 )
 
 type v3Index struct {
