@@ -286,3 +286,20 @@ func TestConcurrentRequests(t *testing.T) {
 		t.Errorf("the static handler was asked %d times under concurrent requests, want 2", n)
 	}
 }
+
+// TestUncachedWithoutIdentity checks that CRDs without UID and
+// resourceVersion (nothing tells their versions apart) are never served
+// from the cache.
+func TestUncachedWithoutIdentity(t *testing.T) {
+	crd := newCRD("stable.example.com", "widgets", "Widget", []string{"v1"})
+	crd.UID, crd.ResourceVersion = "", ""
+	h := &Handler{CRDs: lister(map[string][]*apiextensionsv1.CustomResourceDefinition{"c1": {crd}}), Static: newFakeStatic(1, 1), Next: &nextHandler{}}
+	if rec := get(h, "c1", "/apis/stable.example.com/v1", ""); rec.Code != http.StatusOK {
+		t.Fatalf("GET /apis/stable.example.com/v1: code %d", rec.Code)
+	}
+	crd.Status.AcceptedNames.ShortNames = []string{"wd"}
+	list := decode[metav1.APIResourceList](t, get(h, "c1", "/apis/stable.example.com/v1", ""), "GET after an in-place change")
+	if len(list.APIResources) != 1 || !reflect.DeepEqual(list.APIResources[0].ShortNames, []string{"wd"}) {
+		t.Errorf("after changing a CRD without UID and resourceVersion: resources %+v, want widgets with short name wd", list.APIResources)
+	}
+}
