@@ -56,10 +56,10 @@ func (a *apisParts) start(ctx context.Context, namespaces local.Client[*corev1.N
 	exportInformer := informer(a.exports.Storage, &apisv1alpha2.APIExport{})
 	bindingInformer := informer(a.bindings.Storage, &apisv1alpha2.APIBinding{})
 	sliceInformer := informer(a.slices.Storage, &apisv1alpha1.APIExportEndpointSlice{})
-	go (&apiexportcontroller.Controller{Exports: a.exports, Slices: a.slices, Secrets: a.secrets, Namespaces: namespaces,
-		Index: a.index, Consumers: a.consumers, ExternalURL: externalURL}).Run(ctx, exportInformer, sliceInformer)
-	go (&apibinding.Controller{Bindings: a.bindings, Exports: a.exports, Schemas: a.schemas, Index: a.index,
-		CRDs: a.crds, Consumers: a.consumers, DeleteAll: crdHandler.DeleteAll}).Run(ctx, bindingInformer, exportInformer)
+	go apiexportcontroller.New(a.exports, a.slices, a.secrets, namespaces, a.index, a.consumers, externalURL,
+		exportInformer, sliceInformer).Run(ctx)
+	go apibinding.New(a.bindings, a.exports, a.schemas, a.index, a.crds, a.consumers, crdHandler.DeleteAll,
+		bindingInformer, exportInformer).Run(ctx)
 }
 
 // Export implements apiexportvw.Exports.

@@ -21,6 +21,7 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/crd"
 	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
 	"github.com/meshplane/meshplane/core/pkg/registry/local"
+	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
 	"github.com/meshplane/meshplane/core/pkg/storage/clusterstore"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
@@ -92,15 +93,16 @@ func (t *tenancyParts) start(ctx context.Context) error {
 		return fmt.Errorf("root logical cluster not indexed: %w", err)
 	}
 	lcPrefix := "/" + corev1alpha1.SchemeGroupVersion.Group + "/logicalclusters"
-	go (&workspace.Controller{Clients: t.clients, Bindings: t.bindings, Index: t.index, Types: t.types,
-		ExternalURL: t.externalURL, WorkspaceList: t.clients.Workspaces.Storage}).Run(ctx)
-	go (&logicalcluster.Controller{Clients: t.clients, Index: t.index, Purge: func(ctx context.Context, cluster string) error {
+	wsInformer := wildcard.NewInformer(t.clients.Workspaces.Storage, &tenancyv1alpha1.Workspace{})
+	go wsInformer.RunWithContext(ctx)
+	go workspace.New(t.clients.Workspaces, t.clients.LogicalClusters, t.bindings, t.index, t.types, t.externalURL, wsInformer).Run(ctx)
+	go logicalcluster.New(t.clients.LogicalClusters, t.clients.Workspaces, t.index, func(ctx context.Context, cluster string) error {
 		var extra []string
 		if t.purgeExtra != nil {
 			extra = t.purgeExtra(cluster)
 		}
 		return t.backend.PurgeCluster(ctx, cluster, extra, map[string]bool{lcPrefix: true})
-	}}).Run(ctx)
+	}).Run(ctx)
 	go (&universal.Controller{Clients: t.clients, Index: t.index}).Run(ctx)
 	go (&workspacetype.Controller{Types: t.clients.Types, TypeList: t.clients.Types.Storage, ExternalURL: t.externalURL}).Run(ctx)
 	return nil

@@ -12,7 +12,7 @@ import (
 	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
 	"github.com/meshplane/meshplane/core/pkg/registry/local"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
@@ -35,11 +35,12 @@ func (i *Initializer) Run(ctx context.Context, workers int) {
 	i.Index.OnChange(func(lc *corev1alpha1.LogicalCluster) bool {
 		return lc.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing &&
 			initialization.InitializerPresent(i.Name, lc.Status.Initializers)
-	}, r.Add)
+	}, func(cluster string) { r.Add(runner.ClusterKey(cluster)) })
 	r.Run(ctx)
 }
 
-func (i *Initializer) reconcile(ctx context.Context, cluster string) (time.Duration, error) {
+func (i *Initializer) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
+	cluster := key.Cluster
 	lc, err := i.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
 	if apierrors.IsNotFound(err) {
 		return 0, nil

@@ -11,7 +11,7 @@ package namespace
 import (
 	"context"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,10 +21,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
 	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
 )
 
@@ -52,21 +51,18 @@ type Controller struct {
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	c.runner = runner.New("namespace", 2, func(ctx context.Context, key string) (time.Duration, error) {
-		cluster, name, _ := strings.Cut(key, "|")
-		if requeue, err := c.reconcile(ctx, cluster, name); requeue || err != nil {
+	c.runner = runner.New("namespace", 2, func(ctx context.Context, key runner.Key) (time.Duration, error) {
+		if requeue, err := c.reconcile(ctx, key.Cluster, key.Name); requeue || err != nil {
 			return 2 * time.Second, err
 		}
 		return 0, nil
 	})
 	informer := wildcard.NewInformer(c.Namespaces, &corev1.Namespace{})
-	enqueue := func(obj any) {
+	_ = c.runner.EnqueueFrom(informer, func(obj any) []runner.Key {
 		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
-			c.runner.Add(ns.Annotations[clusters.Annotation] + "|" + ns.Name)
+			return runner.ObjectKeys(ns)
 		}
-	}
-	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) },
+		return nil
 	})
 	go informer.RunWithContext(ctx)
 	c.runner.Run(ctx)
@@ -103,14 +99,9 @@ func (c *Controller) reconcile(ctx context.Context, cluster, name string) (reque
 	if left > 0 {
 		return true, nil
 	}
-	if hasKubernetesFinalizer(ns) {
+	if slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
 		ns = ns.DeepCopy()
-		var keep []corev1.FinalizerName
-		for _, f := range ns.Spec.Finalizers {
-			if f != corev1.FinalizerKubernetes {
-				keep = append(keep, f)
-			}
-		}
+		keep := slices.DeleteFunc(slices.Clone(ns.Spec.Finalizers), func(f corev1.FinalizerName) bool { return f == corev1.FinalizerKubernetes })
 		ns.Spec.Finalizers = keep
 		if _, _, err := c.Finalize.Update(clusterCtx, name, rest.DefaultUpdatedObjectInfo(ns), rest.ValidateAllObjectFunc,
 			rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
@@ -124,13 +115,4 @@ func (c *Controller) reconcile(ctx context.Context, cluster, name string) (reque
 		return false, err
 	}
 	return false, nil
-}
-
-func hasKubernetesFinalizer(ns *corev1.Namespace) bool {
-	for _, f := range ns.Spec.Finalizers {
-		if f == corev1.FinalizerKubernetes {
-			return true
-		}
-	}
-	return false
 }

@@ -5,16 +5,13 @@ package workspacetype
 import (
 	"context"
 	"reflect"
-	"strings"
 	"time"
 
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/cache"
 
-	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
 	"github.com/meshplane/meshplane/core/pkg/registry/local"
 	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
 )
@@ -32,18 +29,13 @@ type Controller struct {
 func (c *Controller) Run(ctx context.Context) {
 	c.runner = runner.New("workspacetype", 2, c.reconcile)
 	informer := wildcard.NewInformer(c.TypeList, &tenancyv1alpha1.WorkspaceType{})
-	enqueue := func(obj any) {
-		if wt, ok := obj.(*tenancyv1alpha1.WorkspaceType); ok {
-			c.runner.Add(wt.Annotations[clusters.Annotation] + "|" + wt.Name)
-		}
-	}
-	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }})
+	_ = c.runner.EnqueueFrom(informer, runner.ObjectKeys)
 	go informer.RunWithContext(ctx)
 	c.runner.Run(ctx)
 }
 
-func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, error) {
-	cluster, name, _ := strings.Cut(key, "|")
+func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
+	cluster, name := key.Cluster, key.Name
 	wt, err := c.Types.Get(ctx, cluster, "", name)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
