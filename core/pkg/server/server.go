@@ -148,9 +148,12 @@ func (s *Server) build() error {
 	}
 	crdIndex := crd.NewIndex(crds)
 	apis := newAPIs(storage, t.index, crdIndex)
-	vwAuthz := &apiexportvw.Authorizer{Exports: apis}
-	authz, rules := authorization.New(storage.RBACSource(), t, t.index, authorizer.AuthorizerFunc(home.Authorizer), vwAuthz)
-	vwAuthz.RBAC = authz
+	authz, rules := authorization.New(rbacSource(storage), t,
+		authorization.Fixed(authorizer.AuthorizerFunc(home.Authorizer)),
+		func(full, _ authorizer.Authorizer) authorizer.Authorizer { return &apiexportvw.Authorizer{Exports: apis, RBAC: full} },
+		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
+			return lifecycle.Authorizer{RBAC: plain, Clusters: t.index}
+		})
 	builtin.AddReviews(storage, tokenAuthn, authz, rules)
 
 	config := genericapiserver.NewConfig(builtinapi.Codecs)
