@@ -30,6 +30,12 @@ type Controller struct {
 	runner  *runner.Runner
 }
 
+// NewController returns the controller: crds is the CRD registry, status
+// its status subresource, handler serves the custom resources.
+func NewController(crds rest.StandardStorage, status rest.Updater, handler *Handler) *Controller {
+	return &Controller{CRDs: crds, Status: status, Handler: handler}
+}
+
 // Run processes CRD events until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
 	c.runner = runner.New("crd", 2, func(ctx context.Context, key runner.Key) (time.Duration, error) {

@@ -100,6 +100,17 @@ func (i *Index) Path(cluster string) string {
 	return cluster
 }
 
+// Workspace returns the phase and path of a cluster; ok is false for
+// clusters the index does not know. It implements
+// authorization.Workspaces.
+func (i *Index) Workspace(cluster string) (phase, path string, ok bool) {
+	lc, ok := i.Get(cluster)
+	if !ok {
+		return "", "", false
+	}
+	return string(lc.Status.Phase), i.Path(cluster), true
+}
+
 // HasSynced reports whether the index has seen every cluster once.
 func (i *Index) HasSynced() bool { return i.informer.HasSynced() }
 

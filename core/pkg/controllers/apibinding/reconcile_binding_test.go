@@ -74,8 +74,10 @@ func TestBindingReconciler(t *testing.T) {
 					}
 					return tt.export, nil
 				},
-				getSchema: func(_ context.Context, _, name string) (*apisv1alpha1.APIResourceSchema, error) { return schemaObj, nil },
-				listCRDs:  func(string) []*apiextensionsv1.CustomResourceDefinition { return tt.crds },
+				getSchema: func(_ context.Context, _, name string) (*apisv1alpha1.APIResourceSchema, error) {
+					return schemaObj, nil
+				},
+				listCRDs: func(string) []*apiextensionsv1.CustomResourceDefinition { return tt.crds },
 			}
 			path := tt.path
 			if path == "" {

@@ -55,8 +55,11 @@ func TestEndpointsReconciler(t *testing.T) {
 				},
 				exportExists: func(context.Context, string, string) bool { return tt.exists },
 				bound:        func(string, string) bool { return tt.bound },
-				updateStatus: func(_ context.Context, _ string, s *apisv1alpha1.APIExportEndpointSlice) error { written = s; return nil },
-				externalURL:  "https://example",
+				updateStatus: func(_ context.Context, _ string, s *apisv1alpha1.APIExportEndpointSlice) error {
+					written = s
+					return nil
+				},
+				externalURL: "https://example",
 			}
 			requeue, err := r.reconcile(context.Background(), "consumer", tt.slice)
 			if err != nil {

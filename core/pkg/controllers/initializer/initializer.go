@@ -12,8 +12,8 @@ import (
 	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
 	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
-	"github.com/meshplane/meshplane/core/pkg/registry/local"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
 
@@ -24,7 +24,7 @@ type Step func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalClus
 // Initializer is one in-process initializer.
 type Initializer struct {
 	Name            corev1alpha1.LogicalClusterInitializer
-	LogicalClusters local.Client[*corev1alpha1.LogicalCluster]
+	LogicalClusters client.Client[*corev1alpha1.LogicalCluster]
 	Index           *tenancy.Index
 	Step            Step
 }

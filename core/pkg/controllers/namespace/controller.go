@@ -21,10 +21,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
 	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
-	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
 )
 
 // Content is a namespaced resource whose objects the controller deletes.
@@ -36,17 +36,29 @@ type Content interface {
 // Controller removes namespaces being deleted.
 type Controller struct {
 	// Namespaces is the namespace registry; Finalize its /finalize subresource.
-	Namespaces interface {
-		rest.Lister
-		rest.Watcher
-		rest.Getter
-		rest.GracefulDeleter
-	}
-	Finalize rest.Updater
+	Namespaces Namespaces
+	Finalize   rest.Updater
 	// Contents lists the namespaced resources of a cluster.
 	Contents func(cluster string) []Content
 
-	runner *runner.Runner
+	informer cache.SharedIndexInformer
+	runner   *runner.Runner
+}
+
+// Namespaces is the namespace registry the controller reads and deletes
+// through.
+type Namespaces interface {
+	rest.Lister
+	rest.Watcher
+	rest.Getter
+	rest.GracefulDeleter
+}
+
+// New returns the controller. finalize is the namespaces/finalize
+// subresource; informer follows namespaces in every cluster (the caller
+// runs it).
+func New(namespaces Namespaces, finalize rest.Updater, contents func(cluster string) []Content, informer cache.SharedIndexInformer) *Controller {
+	return &Controller{Namespaces: namespaces, Finalize: finalize, Contents: contents, informer: informer}
 }
 
 // Run works until ctx is done.
@@ -57,14 +69,12 @@ func (c *Controller) Run(ctx context.Context) {
 		}
 		return 0, nil
 	})
-	informer := wildcard.NewInformer(c.Namespaces, &corev1.Namespace{})
-	_ = c.runner.EnqueueFrom(informer, func(obj any) []runner.Key {
+	_ = c.runner.EnqueueFrom(c.informer, func(obj any) []runner.Key {
 		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
 			return runner.ObjectKeys(ns)
 		}
 		return nil
 	})
-	go informer.RunWithContext(ctx)
 	c.runner.Run(ctx)
 }
 

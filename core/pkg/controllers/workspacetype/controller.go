@@ -10,33 +10,35 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/cache"
 
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
 	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
-	"github.com/meshplane/meshplane/core/pkg/registry/local"
-	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
 )
 
 // Controller reconciles WorkspaceType status.
 type Controller struct {
-	Types       local.Client[*tenancyv1alpha1.WorkspaceType]
-	TypeList    wildcard.Storage
-	ExternalURL string
+	types       client.Client[*tenancyv1alpha1.WorkspaceType]
+	informer    cache.SharedIndexInformer
+	externalURL string
+}
 
-	runner *runner.Runner
+// New returns the controller; informer follows WorkspaceTypes in every
+// cluster (the caller runs it).
+func New(types client.Client[*tenancyv1alpha1.WorkspaceType], externalURL string, informer cache.SharedIndexInformer) *Controller {
+	return &Controller{types: types, externalURL: externalURL, informer: informer}
 }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	c.runner = runner.New("workspacetype", 2, c.reconcile)
-	informer := wildcard.NewInformer(c.TypeList, &tenancyv1alpha1.WorkspaceType{})
-	_ = c.runner.EnqueueFrom(informer, runner.ObjectKeys)
-	go informer.RunWithContext(ctx)
-	c.runner.Run(ctx)
+	r := runner.New("workspacetype", 2, c.reconcile)
+	_ = r.EnqueueFrom(c.informer, runner.ObjectKeys)
+	r.Run(ctx)
 }
 
 func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
 	cluster, name := key.Cluster, key.Name
-	wt, err := c.Types.Get(ctx, cluster, "", name)
+	wt, err := c.types.Get(ctx, cluster, "", name)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}
@@ -46,11 +48,11 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 	id := cluster + ":" + name
 	var vws []tenancyv1alpha1.VirtualWorkspace
 	if wt.Spec.Initializer {
-		vws = append(vws, tenancyv1alpha1.VirtualWorkspace{URL: c.ExternalURL + "/services/initializingworkspaces/" + id,
+		vws = append(vws, tenancyv1alpha1.VirtualWorkspace{URL: c.externalURL + "/services/initializingworkspaces/" + id,
 			Type: tenancyv1alpha1.VirtualWorkspaceTypeInitializing})
 	}
 	if wt.Spec.Terminator {
-		vws = append(vws, tenancyv1alpha1.VirtualWorkspace{URL: c.ExternalURL + "/services/terminatingworkspaces/" + id,
+		vws = append(vws, tenancyv1alpha1.VirtualWorkspace{URL: c.externalURL + "/services/terminatingworkspaces/" + id,
 			Type: tenancyv1alpha1.VirtualWorkspaceTypeTerminating})
 	}
 	if reflect.DeepEqual(wt.Status.VirtualWorkspaces, vws) && conditions.IsTrue(wt, tenancyv1alpha1.WorkspaceTypeVirtualWorkspaceURLsReady) {
@@ -59,6 +61,6 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 	wt = wt.DeepCopy()
 	wt.Status.VirtualWorkspaces = vws
 	conditions.MarkTrue(wt, tenancyv1alpha1.WorkspaceTypeVirtualWorkspaceURLsReady)
-	_, err = c.Types.UpdateStatus(ctx, cluster, "", wt.Name, wt)
+	_, err = c.types.UpdateStatus(ctx, cluster, "", wt.Name, wt)
 	return 0, err
 }

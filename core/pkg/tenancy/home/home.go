@@ -23,7 +23,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/registry/local"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
 
@@ -33,7 +33,7 @@ const Path = "/apis/tenancy.kcp.io/v1alpha1/workspaces/~"
 // Handler answers home workspace requests and passes the rest to Next.
 type Handler struct {
 	Clients     tenancy.Clients
-	Bindings    local.Client[*rbacv1.ClusterRoleBinding]
+	Bindings    client.Writer[*rbacv1.ClusterRoleBinding]
 	Index       *tenancy.Index
 	Types       *tenancy.Types
 	ExternalURL string
