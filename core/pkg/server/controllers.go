@@ -16,7 +16,6 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
 
 	apibindingcontroller "github.com/meshplane/meshplane/core/pkg/controllers/apibinding"
@@ -123,9 +122,8 @@ func (p *parts) installNamespace(inf informers) controller {
 		}
 		return out
 	}
-	namespaces := p.storage[corev1.SchemeGroupVersion]["namespaces"].(namespace.Namespaces)
-	finalize := p.storage[corev1.SchemeGroupVersion]["namespaces/finalize"].(rest.Updater)
-	return namespace.New(namespaces, finalize, contents, inf.of(namespaces, &corev1.Namespace{}))
+	namespaces := p.reg.namespaceStore
+	return namespace.New(namespaces, p.reg.namespaceFinalize, contents, inf.of(namespaces, &corev1.Namespace{}))
 }
 
 func (p *parts) installAPIExport(inf informers) controller {

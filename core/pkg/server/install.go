@@ -21,8 +21,8 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
 )
 
-func namespaceGetter(storage builtin.Storage) namespacelifecycle.GetNamespace {
-	getter := storage[corev1.SchemeGroupVersion]["namespaces"].(rest.Getter)
+// namespaceGetter reads namespaces for namespace admission.
+func namespaceGetter(getter rest.Getter) namespacelifecycle.GetNamespace {
 	return func(ctx context.Context, name string) (*corev1.Namespace, error) {
 		// The watch cache answers almost always; a namespace created a
 		// moment ago may not be in it yet, so a miss asks etcd.

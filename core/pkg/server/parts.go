@@ -64,7 +64,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	p.newAuthorizer()
 	builtin.AddReviews(p.storage, c.TokenAuthenticator, p.authz, p.rules)
 	p.admission = admission.NewChainHandler(
-		namespacelifecycle.New(namespaceGetter(p.storage)),
+		namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore)),
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(p.index.Resolve, p.authz),
 	)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
 
+	"github.com/meshplane/meshplane/core/pkg/controllers/namespace"
 	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
 	"github.com/meshplane/meshplane/core/pkg/registry/local"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
@@ -32,6 +34,11 @@ type registries struct {
 	bindings            local.Client[*apisv1alpha2.APIBinding]
 	schemas             local.Client[*apisv1alpha1.APIResourceSchema]
 	slices              local.Client[*apisv1alpha1.APIExportEndpointSlice]
+
+	// namespaceStore and namespaceFinalize serve the namespace controller
+	// and namespace admission.
+	namespaceStore    namespace.Namespaces
+	namespaceFinalize rest.Updater
 }
 
 // newRegistries looks the clients up; a resource missing from storage is
@@ -57,8 +64,15 @@ func newRegistries(s builtin.Storage) (*registries, error) {
 	r.bindings = clientOf[*apisv1alpha2.APIBinding](lookup(apisv1alpha2.SchemeGroupVersion, "apibindings"))
 	r.schemas = clientOf[*apisv1alpha1.APIResourceSchema](lookup(apisv1alpha1.SchemeGroupVersion, "apiresourceschemas"))
 	r.slices = clientOf[*apisv1alpha1.APIExportEndpointSlice](lookup(apisv1alpha1.SchemeGroupVersion, "apiexportendpointslices"))
+	var ok bool
+	if r.namespaceStore, ok = s[corev1.SchemeGroupVersion]["namespaces"].(namespace.Namespaces); !ok {
+		errs = append(errs, fmt.Errorf("no registry for namespaces"))
+	}
+	if r.namespaceFinalize, ok = s[corev1.SchemeGroupVersion]["namespaces/finalize"].(rest.Updater); !ok {
+		errs = append(errs, fmt.Errorf("no registry for namespaces/finalize"))
+	}
 	if len(errs) > 0 {
-		return nil, errs[0]
+		return nil, errors.Join(errs...)
 	}
 	return r, nil
 }

@@ -150,15 +150,3 @@ func WithLifecycleLabels(labels map[string]string, inits []corev1alpha1.LogicalC
 	}
 	return out
 }
-
-// OnChange calls add with the cluster of every added or updated
-// LogicalCluster that keep accepts (nil keep accepts all): how lifecycle
-// controllers learn which clusters to look at.
-func (i *Index) OnChange(keep func(*corev1alpha1.LogicalCluster) bool, add func(cluster string)) {
-	handle := func(obj any) {
-		if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && (keep == nil || keep(lc)) {
-			add(lc.Annotations[clusters.Annotation])
-		}
-	}
-	_, _ = i.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: handle, UpdateFunc: func(_, o any) { handle(o) }})
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/meshplane/meshplane/core/pkg/clusters"
 	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
 	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
@@ -32,10 +33,14 @@ type Initializer struct {
 // Run works until ctx is done.
 func (i *Initializer) Run(ctx context.Context, workers int) {
 	r := runner.New(string(i.Name), workers, i.reconcile)
-	i.Index.OnChange(func(lc *corev1alpha1.LogicalCluster) bool {
-		return lc.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing &&
-			initialization.InitializerPresent(i.Name, lc.Status.Initializers)
-	}, func(cluster string) { r.Add(runner.ClusterKey(cluster)) })
+	_ = r.EnqueueFrom(i.Index.Informer(), func(obj any) []runner.Key {
+		lc, ok := obj.(*corev1alpha1.LogicalCluster)
+		if !ok || lc.Status.Phase != corev1alpha1.LogicalClusterPhaseInitializing ||
+			!initialization.InitializerPresent(i.Name, lc.Status.Initializers) {
+			return nil
+		}
+		return []runner.Key{runner.ClusterKey(lc.Annotations[clusters.Annotation])}
+	})
 	r.Run(ctx)
 }
 

@@ -21,6 +21,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/meshplane/meshplane/core/pkg/clusters"
 	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
 	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
@@ -70,7 +71,7 @@ func New(logicalClusters client.Client[*corev1alpha1.LogicalCluster], workspaces
 // Run reconciles until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
 	r := runner.New("logicalcluster", 4, c.reconcile)
-	c.index.OnChange(nil, func(cluster string) { r.Add(runner.ClusterKey(cluster)) })
+	_ = r.EnqueueFrom(c.index.Informer(), clusterKeys(nil))
 	r.Run(ctx)
 }
 
@@ -101,4 +102,15 @@ func writeStatus(ctx context.Context, updateStatus func(context.Context, string,
 		return nil
 	}
 	return updateStatus(ctx, cluster, want)
+}
+
+// clusterKeys maps a LogicalCluster that keep accepts (nil accepts all)
+// to the key of its cluster.
+func clusterKeys(keep func(*corev1alpha1.LogicalCluster) bool) runner.KeysFunc {
+	return func(obj any) []runner.Key {
+		if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && (keep == nil || keep(lc)) {
+			return []runner.Key{runner.ClusterKey(lc.Annotations[clusters.Annotation])}
+		}
+		return nil
+	}
 }
