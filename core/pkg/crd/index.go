@@ -139,7 +139,7 @@ func (i *Index) set(obj any, deleted bool) {
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := apiextensionsv1.Convert_apiextensions_CustomResourceDefinition_To_v1_CustomResourceDefinition(in, crd, nil); err != nil {
-		klog.ErrorS(err, "Converting CRD", "name", in.Name)
+		klog.ErrorS(err, "Converting CRD", "cluster", in.Annotations[clusters.Annotation], "name", in.Name)
 		return
 	}
 	cluster := crd.Annotations[clusters.Annotation]
