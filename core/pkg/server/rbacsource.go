@@ -1,4 +1,4 @@
-package builtin
+package server
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 
 	"github.com/meshplane/meshplane/core/pkg/authorization/rbac"
 	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
 )
 
-// RBACSource reads each cluster's RBAC objects from the registries, for the
-// authorizer.
-func (s Storage) RBACSource() rbac.RuleSource {
+// rbacSource reads each cluster's RBAC objects from the registries, for
+// the authorizer: the adapter that keeps registries from knowing it.
+func rbacSource(s builtin.Storage) rbac.RuleSource {
 	gv := rbacv1.SchemeGroupVersion
-	return &rbacSource{
+	return &storedRBAC{
 		crb: s[gv]["clusterrolebindings"].(rest.Lister),
 		rb:  s[gv]["rolebindings"].(rest.Lister),
 		cr:  s[gv]["clusterroles"].(rest.Getter),
@@ -25,7 +26,7 @@ func (s Storage) RBACSource() rbac.RuleSource {
 	}
 }
 
-type rbacSource struct {
+type storedRBAC struct {
 	crb, rb rest.Lister
 	cr, r   rest.Getter
 }
@@ -35,7 +36,7 @@ func scoped(ctx context.Context, cluster, namespace string) context.Context {
 	return genericapirequest.WithNamespace(ctx, namespace)
 }
 
-func (s *rbacSource) ListClusterRoleBindings(ctx context.Context, cluster string) ([]*rbacv1.ClusterRoleBinding, error) {
+func (s *storedRBAC) ListClusterRoleBindings(ctx context.Context, cluster string) ([]*rbacv1.ClusterRoleBinding, error) {
 	obj, err := s.crb.List(scoped(ctx, cluster, ""), &metainternalversion.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -48,7 +49,7 @@ func (s *rbacSource) ListClusterRoleBindings(ctx context.Context, cluster string
 	return out, nil
 }
 
-func (s *rbacSource) ListRoleBindings(ctx context.Context, cluster, namespace string) ([]*rbacv1.RoleBinding, error) {
+func (s *storedRBAC) ListRoleBindings(ctx context.Context, cluster, namespace string) ([]*rbacv1.RoleBinding, error) {
 	obj, err := s.rb.List(scoped(ctx, cluster, namespace), &metainternalversion.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -61,7 +62,7 @@ func (s *rbacSource) ListRoleBindings(ctx context.Context, cluster, namespace st
 	return out, nil
 }
 
-func (s *rbacSource) GetClusterRole(ctx context.Context, cluster, name string) (*rbacv1.ClusterRole, error) {
+func (s *storedRBAC) GetClusterRole(ctx context.Context, cluster, name string) (*rbacv1.ClusterRole, error) {
 	obj, err := s.cr.Get(scoped(ctx, cluster, ""), name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func (s *rbacSource) GetClusterRole(ctx context.Context, cluster, name string) (
 	return obj.(*rbacv1.ClusterRole), nil
 }
 
-func (s *rbacSource) GetRole(ctx context.Context, cluster, namespace, name string) (*rbacv1.Role, error) {
+func (s *storedRBAC) GetRole(ctx context.Context, cluster, namespace, name string) (*rbacv1.Role, error) {
 	obj, err := s.r.Get(scoped(ctx, cluster, namespace), name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, err
