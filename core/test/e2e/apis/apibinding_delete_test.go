@@ -14,6 +14,7 @@ import (
 // the binding goes, its resource is no longer served, and binding again
 // finds none of the old objects.
 func TestAPIBindingDeletionDeletesObjects(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	org := s.CreateOrg(t, "e2e-unbind")
 	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")

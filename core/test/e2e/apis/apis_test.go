@@ -46,6 +46,7 @@ import (
 // apigen, a consumer workspace binds it and creates a Cowboy, and the
 // provider lists it through the endpoint slice's virtual workspace.
 func TestAPIExportQuickStartCowboys(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	org := s.CreateOrg(t, "e2e-quickstart")
 	provider := s.CreateWorkspaces(t, org.Path, framework.UniqueName("cowboys-service"))[0]
@@ -177,6 +178,7 @@ spec:
 // group and resource; each one's virtual workspace only shows the objects
 // of its own consumers, and only reaches into its own consumers.
 func TestAPIExportIsolationBetweenProviders(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	org := s.CreateOrg(t, "e2e-isolation")
 	ws := s.CreateWorkspaces(t, org.Path, "provider-1", "provider-2", "consumer-1", "consumer-2")
@@ -289,6 +291,7 @@ func TestAPIExportIsolationBetweenProviders(t *testing.T) {
 // group and resource gets a binding that is not Bound and says why, and its
 // CRD keeps working.
 func TestAPIBindingNamingConflict(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	org := s.CreateOrg(t, "e2e-conflict")
 	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
@@ -368,6 +371,7 @@ func TestAPIBindingNamingConflict(t *testing.T) {
 // configmaps claim lets the provider at its configmaps through the virtual
 // workspace; one that does not gets 403 there.
 func TestAPIExportPermissionClaims(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	org := s.CreateOrg(t, "e2e-claims")
 	ws := s.CreateWorkspaces(t, org.Path, "provider", "accepting", "declining")

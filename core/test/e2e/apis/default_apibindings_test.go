@@ -16,6 +16,7 @@ import (
 // defaultAPIBindings name an export: the workspace becomes Ready with the
 // binding Bound and the exported resource served.
 func TestDefaultAPIBindings(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	org := s.CreateOrg(t, "e2e-defaults")
 	provider := s.CreateWorkspaces(t, org.Path, "provider")[0]

@@ -13,7 +13,9 @@ import (
 // TestRestartKeepsEveryCluster restarts a server holding same-named objects
 // in several logical clusters and a workspace: after the restart every
 // cluster still lists its own objects (the watch cache must not collapse
-// them by namespace/name) and workspace paths still resolve.
+// them by namespace/name) and workspace paths still resolve. It guards
+// core/cmd/meshplane turning off KUBE_FEATURE_WatchListClient: streamed
+// initial lists land in a namespace/name store and collapse the clusters.
 func TestRestartKeepsEveryCluster(t *testing.T) {
 	s := framework.StartServer(t) // dedicated: this test restarts its server
 	var names []string

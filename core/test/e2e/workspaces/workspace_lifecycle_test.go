@@ -59,6 +59,7 @@ func requireVWPaths(t *testing.T, s *framework.Server, vw string, want []string,
 // a controller-runtime controller on the type's initializing virtual
 // workspace, and checks that workspaces of the type wait for it.
 func TestWorkspaceInitializer(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	root := adminClient(t, s, "root")
 	typeName := framework.UniqueName("e2e-init")
@@ -143,6 +144,7 @@ func TestWorkspaceInitializer(t *testing.T) {
 // type's terminating virtual workspace and checks that a deleted workspace of
 // the type waits for it.
 func TestWorkspaceTerminator(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	root := adminClient(t, s, "root")
 	typeName := framework.UniqueName("e2e-term")

@@ -73,6 +73,7 @@ func treeChildren(t *testing.T, tree, parent string) []string {
 // TestWorkspaceQuickStart follows kcp's quick start with the real kubectl
 // and the kubectl-ws plugin, on a copy of admin.kubeconfig (context root).
 func TestWorkspaceQuickStart(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	k := s.WorkspaceKubectl(t, "root")
 	org := framework.UniqueName("e2e-qs")
@@ -144,6 +145,7 @@ func TestWorkspaceQuickStart(t *testing.T) {
 // the parent, the LogicalCluster inside, the two ways to address a cluster,
 // the creator's admin binding, and deletion of a subtree.
 func TestWorkspaceAPI(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	root := adminClient(t, s, "root")
 	org := framework.UniqueName("e2e-wsapi")
@@ -251,6 +253,7 @@ func TestWorkspaceAPI(t *testing.T) {
 // TestWorkspaceTypeNotAllowed checks type admission and navigation errors
 // through the plugin.
 func TestWorkspaceTypeNotAllowed(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	k := s.WorkspaceKubectl(t, "root")
 	name := framework.UniqueName("e2e-team")
@@ -324,6 +327,7 @@ func homeWorkspace(t *testing.T, s *framework.Server, token string) *tenancyv1al
 
 // TestHomeWorkspace checks the workspaces/~ endpoint.
 func TestHomeWorkspace(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	ws := homeWorkspace(t, s, s.UserToken(t, "carol"))
 	framework.RequireEqual(t, ws.Spec.URL, s.ClusterURL("user:carol"), "spec.URL of carol's home")
@@ -346,6 +350,7 @@ func TestHomeWorkspace(t *testing.T) {
 // TestTenantIsolation has alice and bob each create a workspace in their
 // home and checks that neither can reach the other's.
 func TestTenantIsolation(t *testing.T) {
+	t.Parallel()
 	s := server(t)
 	type tenant struct {
 		user, home, child, secret string
