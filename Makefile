@@ -40,9 +40,10 @@ vet:
 test: build vet
 	$(BIN_ENV) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
-## bench: benchmarks against a fresh server (figures go to bench-results.md)
+## bench: benchmarks against a fresh server (figures go to bench-results.md);
+## BENCH_ARGS are passed on, e.g. the quick pass of scripts/bench.sh's comment
 bench: build
-	./scripts/bench.sh
+	./scripts/bench.sh $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BIN)

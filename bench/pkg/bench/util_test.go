@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -81,5 +82,21 @@ func TestReportMarkdownAndJSON(t *testing.T) {
 	}
 	if !strings.Contains(js.String(), `"key": "c_per_s"`) || !strings.Contains(js.String(), "file does not exist") {
 		t.Fatalf("json: %s", js.String())
+	}
+}
+
+func TestTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	if err := os.WriteFile(path, []byte("first line\nlast line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := Tail(path, 10); got != "last line\n" {
+		t.Fatalf("Tail(10) = %q, want the last 10 bytes %q", got, "last line\n")
+	}
+	if got := Tail(path, 1000); got != "first line\nlast line\n" {
+		t.Fatalf("Tail(1000) = %q, want the whole file", got)
+	}
+	if got := Tail(filepath.Join(t.TempDir(), "missing"), 10); got != "" {
+		t.Fatalf("Tail of a missing file = %q, want empty", got)
 	}
 }
