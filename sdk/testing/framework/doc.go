@@ -1,9 +1,10 @@
 // Package framework is Meshplane's test kit: it starts a meshplane core (or
 // connects to a running one) and offers the helpers every module's
 // end-to-end tests share: clients and kubeconfigs per logical cluster and
-// user, kubectl and the kubectl-ws plugin, workspaces, APIExports and
-// APIBindings, virtual workspace configs, Eventually, UniqueName and
-// require-style assertions. It depends on client-go, apimachinery and
+// user, kubectl and the kubectl-ws plugin, workspaces and WorkspaceTypes,
+// APIExports and APIBindings, virtual workspace configs, an initializer or
+// terminator over the lifecycle virtual workspaces (LifecycleController),
+// Eventually, UniqueName and require-style assertions. It depends on client-go, apimachinery and
 // kcp-dev/sdk only, never on the core module.
 //
 // A package's tests share one server:

@@ -24,6 +24,7 @@ var (
 	APIBindingGVR     = schema.GroupVersionResource{Group: "apis.kcp.io", Version: "v1alpha2", Resource: "apibindings"}
 	EndpointSliceGVR  = schema.GroupVersionResource{Group: "apis.kcp.io", Version: "v1alpha1", Resource: "apiexportendpointslices"}
 	LogicalClusterGVR = schema.GroupVersionResource{Group: "core.kcp.io", Version: "v1alpha1", Resource: "logicalclusters"}
+	WorkspaceTypeGVR  = schema.GroupVersionResource{Group: "tenancy.kcp.io", Version: "v1alpha1", Resource: "workspacetypes"}
 	namespaceGVR      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
@@ -257,4 +258,76 @@ func Condition(obj *unstructured.Unstructured, condType string) (map[string]any,
 		}
 	}
 	return nil, false
+}
+
+// CreateWorkspaceOfType creates Workspace name of type typ under parent (a
+// workspace path) as the shard admin, without waiting: a type with
+// initializers keeps it Initializing (see WaitWorkspacePhase).
+func (s *Server) CreateWorkspaceOfType(t testing.TB, parent, name string, typ tenancyv1alpha1.WorkspaceTypeReference) {
+	t.Helper()
+	ws := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "tenancy.kcp.io/v1alpha1",
+		"kind":       "Workspace",
+		"metadata":   map[string]any{"name": name},
+		"spec":       map[string]any{"type": map[string]any{"name": string(typ.Name), "path": typ.Path}},
+	}}
+	if _, err := s.Dynamic(t, parent).Resource(WorkspaceGVR).Create(CallContext(t), ws, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating workspace %s of type %s:%s in %s: %v", name, typ.Path, typ.Name, parent, err)
+	}
+	t.Logf("created workspace %s:%s of type %s:%s", parent, name, typ.Path, typ.Name)
+}
+
+// CreateWorkspaceType creates a WorkspaceType in root that extends
+// root:universal, with an initializer and/or terminator named
+// root:<name>, and waits until its status lists the matching lifecycle
+// virtual workspace URLs (see VirtualWorkspaceURL). It is deleted when the
+// test ends.
+func (s *Server) CreateWorkspaceType(t testing.TB, name string, initializer, terminator bool) *tenancyv1alpha1.WorkspaceType {
+	t.Helper()
+	wt := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "tenancy.kcp.io/v1alpha1",
+		"kind":       "WorkspaceType",
+		"metadata":   map[string]any{"name": name},
+		"spec": map[string]any{
+			"initializer": initializer,
+			"terminator":  terminator,
+			"extend":      map[string]any{"with": []any{map[string]any{"name": "universal", "path": "root"}}},
+		},
+	}}
+	res := s.Dynamic(t, "root").Resource(WorkspaceTypeGVR)
+	if _, err := res.Create(CallContext(t), wt, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating WorkspaceType %s in root: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := res.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Logf("cleanup: deleting WorkspaceType %s: %v", name, err)
+		}
+	})
+	got := &tenancyv1alpha1.WorkspaceType{}
+	Eventually(t, 30*time.Second, 250*time.Millisecond, "WorkspaceType "+name+" to list its virtual workspace URLs", func() (bool, string) {
+		u, err := res.Get(CallContext(t), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, got); err != nil {
+			return false, err.Error()
+		}
+		ok := (!initializer || VirtualWorkspaceURL(got, tenancyv1alpha1.VirtualWorkspaceTypeInitializing) != "") &&
+			(!terminator || VirtualWorkspaceURL(got, tenancyv1alpha1.VirtualWorkspaceTypeTerminating) != "")
+		return ok, "status.virtualWorkspaces=" + Compact(got.Status.VirtualWorkspaces)
+	})
+	return got
+}
+
+// VirtualWorkspaceURL returns the URL of the lifecycle virtual workspace of
+// a WorkspaceType ("" when its status has none of that type).
+func VirtualWorkspaceURL(wt *tenancyv1alpha1.WorkspaceType, typ tenancyv1alpha1.VirtualWorkspaceType) string {
+	for _, vw := range wt.Status.VirtualWorkspaces {
+		if vw.Type == typ {
+			return vw.URL
+		}
+	}
+	return ""
 }
