@@ -56,6 +56,11 @@ type lifecycleAction func(ctx context.Context, c client.Client, cluster string, 
 // initializer from status.initializers (or its terminator from
 // status.terminators) with a status patch.
 //
+// The test kit has a client-go one (framework.RunLifecycleController) for
+// modules that do not use controller-runtime; this one stays here as the
+// check that controller-runtime's manager, REST mapper and clients work on
+// the lifecycle virtual workspaces.
+//
 // Requests are logical cluster names. The controller-runtime cache is not
 // used for LogicalClusters: they are all named "cluster", and its informers
 // key objects by namespace/name, so a cache on /clusters/* holds only one of

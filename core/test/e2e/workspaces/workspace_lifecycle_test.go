@@ -64,10 +64,10 @@ func TestWorkspaceInitializer(t *testing.T) {
 	root := adminClient(t, s, "root")
 	typeName := framework.UniqueName("e2e-init")
 	id := "root:" + typeName
-	wt := createWorkspaceType(t, root, typeName, true, false)
-	vw := vwURL(wt, tenancyv1alpha1.VirtualWorkspaceTypeInitializing)
+	wt := s.CreateWorkspaceType(t, typeName, true, false)
+	vw := framework.VirtualWorkspaceURL(wt, tenancyv1alpha1.VirtualWorkspaceTypeInitializing)
 	framework.RequireEqual(t, vw, s.BaseURL+"/services/initializingworkspaces/"+id, "initializing virtual workspace URL in the status of WorkspaceType "+typeName)
-	if got := vwURL(wt, tenancyv1alpha1.VirtualWorkspaceTypeTerminating); got != "" {
+	if got := framework.VirtualWorkspaceURL(wt, tenancyv1alpha1.VirtualWorkspaceTypeTerminating); got != "" {
 		t.Fatalf("WorkspaceType %s has no terminator but lists a terminating virtual workspace %q", typeName, got)
 	}
 
@@ -149,8 +149,8 @@ func TestWorkspaceTerminator(t *testing.T) {
 	root := adminClient(t, s, "root")
 	typeName := framework.UniqueName("e2e-term")
 	id := "root:" + typeName
-	wt := createWorkspaceType(t, root, typeName, false, true)
-	vw := vwURL(wt, tenancyv1alpha1.VirtualWorkspaceTypeTerminating)
+	wt := s.CreateWorkspaceType(t, typeName, false, true)
+	vw := framework.VirtualWorkspaceURL(wt, tenancyv1alpha1.VirtualWorkspaceTypeTerminating)
 	framework.RequireEqual(t, vw, s.BaseURL+"/services/terminatingworkspaces/"+id, "terminating virtual workspace URL in the status of WorkspaceType "+typeName)
 
 	name := framework.UniqueName("e2e-termws")
