@@ -19,7 +19,7 @@ func TestAPIBindingDeletionDeletesObjects(t *testing.T) {
 	org := s.CreateOrg(t, "e2e-unbind")
 	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
 	provider, consumer := ws[0], ws[1]
-	apisProvide(t, s, provider)
+	s.ExportCRD(t, provider, apisCowboyCRD, apisCowboyExport)
 	const ns = "unbind"
 	s.Bind(t, consumer, "cowboys", provider, apisCowboyExport, nil)
 	s.WaitBound(t, consumer, "cowboys", provider)

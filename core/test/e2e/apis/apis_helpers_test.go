@@ -1,18 +1,14 @@
 package apis
 
-// Helpers for the API sharing tests: apigen, the Cowboy API of kcp's quick
-// start, and request logging. Workspaces, APIExports, APIBindings, endpoint
+// Helpers for the API sharing tests: the Cowboy API of kcp's quick start and
+// request logging. Workspaces, apigen, APIExports, APIBindings, endpoint
 // slices and virtual workspace configs come from the test kit (framework).
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -71,51 +67,6 @@ spec:
               result:
                 type: string
 `
-
-// apigenBinary returns the apigen binary (see framework.Binary: $APIGEN_BIN,
-// bin/apigen, or built from core/cmd/apigen).
-func apigenBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := framework.Binary("apigen", "core", "./cmd/apigen")
-	if err != nil {
-		t.Fatalf("apigen binary: %v", err)
-	}
-	return bin
-}
-
-// apisGenerate writes crdYAML into a directory, runs
-// `apigen --input-dir IN --output-dir OUT` and returns OUT.
-func apisGenerate(t *testing.T, crdYAML string) string {
-	t.Helper()
-	in, out := t.TempDir(), t.TempDir()
-	if err := os.WriteFile(filepath.Join(in, "crd.yaml"), []byte(crdYAML), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, apigenBinary(t), "--input-dir", in, "--output-dir", out)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("apigen --input-dir %s --output-dir %s failed: %v\nstdout:\n%s\nstderr:\n%s", in, out, err, stdout.String(), stderr.String())
-	}
-	entries, _ := os.ReadDir(out)
-	var files []string
-	for _, e := range entries {
-		files = append(files, e.Name())
-	}
-	t.Logf("apigen wrote %v (stderr: %s)", files, strings.TrimSpace(stderr.String()))
-	return out
-}
-
-// apisProvide runs apigen on apisCowboyCRD, applies its output in the
-// provider workspace with kubectl and waits for the export's identity.
-func apisProvide(t *testing.T, s *framework.Server, provider framework.Workspace) string {
-	t.Helper()
-	out := apisGenerate(t, apisCowboyCRD)
-	s.KubectlFor(provider.Path).Run(t, "apply", "-f", out)
-	return s.WaitExportIdentity(t, provider, apisCowboyExport)
-}
 
 // apisWaitServed waits until the consumer serves cowboys (namespace ns must exist).
 func apisWaitServed(t *testing.T, s *framework.Server, consumer framework.Workspace, ns string) {

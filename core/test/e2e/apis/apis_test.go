@@ -53,7 +53,7 @@ func TestAPIExportQuickStartCowboys(t *testing.T) {
 	pk := s.KubectlFor(provider.Path)
 
 	// apigen: CRD -> APIResourceSchema + APIExport named after the group.
-	out := apisGenerate(t, apisCowboyCRD)
+	out := framework.Apigen(t, apisCowboyCRD)
 	schemas, _ := filepath.Glob(filepath.Join(out, "apiresourceschema-*.yaml"))
 	if len(schemas) != 1 {
 		entries, _ := os.ReadDir(out)
@@ -183,7 +183,7 @@ func TestAPIExportIsolationBetweenProviders(t *testing.T) {
 	org := s.CreateOrg(t, "e2e-isolation")
 	ws := s.CreateWorkspaces(t, org.Path, "provider-1", "provider-2", "consumer-1", "consumer-2")
 	p1, p2, c1, c2 := ws[0], ws[1], ws[2], ws[3]
-	id1, id2 := apisProvide(t, s, p1), apisProvide(t, s, p2)
+	id1, id2 := s.ExportCRD(t, p1, apisCowboyCRD, apisCowboyExport), s.ExportCRD(t, p2, apisCowboyCRD, apisCowboyExport)
 	if id1 == id2 {
 		t.Fatalf("two APIExports got the same identity hash %s", id1)
 	}
@@ -296,7 +296,7 @@ func TestAPIBindingNamingConflict(t *testing.T) {
 	org := s.CreateOrg(t, "e2e-conflict")
 	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
 	provider, consumer := ws[0], ws[1]
-	identity := apisProvide(t, s, provider)
+	identity := s.ExportCRD(t, provider, apisCowboyCRD, apisCowboyExport)
 
 	const ns = "wildwest"
 	ck := s.KubectlFor(consumer.Path)
@@ -378,7 +378,7 @@ func TestAPIExportPermissionClaims(t *testing.T) {
 	provider, accepting, declining := ws[0], ws[1], ws[2]
 
 	pk := s.KubectlFor(provider.Path)
-	pk.Run(t, "apply", "-f", apisGenerate(t, apisCowboyCRD))
+	pk.Run(t, "apply", "-f", framework.Apigen(t, apisCowboyCRD))
 	pk.Run(t, "patch", "apiexport", apisCowboyExport, "--type=merge", "-p", `{"spec":{"permissionClaims":[{"group":"","resource":"configmaps","verbs":["*"]}]}}`)
 	s.WaitExportIdentity(t, provider, apisCowboyExport)
 
@@ -637,7 +637,7 @@ func TestMulticlusterControllerCowboys(t *testing.T) {
 	org := s.CreateOrg(t, "e2e-multicluster")
 	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer-1", "consumer-2", "consumer-3")
 	provider, consumers := ws[0], ws[1:]
-	apisProvide(t, s, provider)
+	s.ExportCRD(t, provider, apisCowboyCRD, apisCowboyExport)
 	const ns = "wildwest"
 	for _, c := range consumers {
 		s.Bind(t, c, "cowboys", provider, apisCowboyExport, nil)

@@ -20,7 +20,7 @@ func TestDefaultAPIBindings(t *testing.T) {
 	s := server(t)
 	org := s.CreateOrg(t, "e2e-defaults")
 	provider := s.CreateWorkspaces(t, org.Path, "provider")[0]
-	apisProvide(t, s, provider)
+	s.ExportCRD(t, provider, apisCowboyCRD, apisCowboyExport)
 
 	typeName := framework.UniqueName("cowboyland")
 	wt := &unstructured.Unstructured{Object: map[string]any{
