@@ -176,7 +176,7 @@ func startLifecycleController(t *testing.T, role lifecycleRole, id, vwURL string
 func (lc *lifecycleController) listWatch(ctx context.Context) {
 	send := func(obj *corev1alpha1.LogicalCluster) {
 		lc.mu.Lock()
-		lc.seen[obj.Annotations[framework.ClusterAnnotation]] = obj.Annotations[pathAnnotation]
+		lc.seen[obj.Annotations[framework.ClusterAnnotation]] = obj.Annotations[framework.PathAnnotation]
 		lc.mu.Unlock()
 		select {
 		case lc.events <- event.TypedGenericEvent[*corev1alpha1.LogicalCluster]{Object: obj}:
@@ -316,7 +316,7 @@ func (lc *lifecycleController) reconcile(ctx context.Context, cluster string) (r
 		return reconcile.Result{}, err
 	}
 	lc.mu.Lock()
-	lc.finished[cluster] = obj.Annotations[pathAnnotation]
+	lc.finished[cluster] = obj.Annotations[framework.PathAnnotation]
 	lc.mu.Unlock()
 	lc.record("reconcile %s: removed %s %s, now %s", cluster, lc.role, lc.id, describeLogicalCluster(obj))
 	return reconcile.Result{}, nil

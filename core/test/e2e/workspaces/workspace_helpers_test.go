@@ -19,11 +19,9 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-// Annotations kcp puts on every LogicalCluster.
-const (
-	pathAnnotation = "kcp.io/path"
-	typeAnnotation = "internal.tenancy.kcp.io/type"
-)
+// typeAnnotation is the workspace type kcp puts on every LogicalCluster
+// (framework.PathAnnotation is its path).
+const typeAnnotation = "internal.tenancy.kcp.io/type"
 
 // builtinWorkspaceTypes are the WorkspaceTypes root has from the start.
 var builtinWorkspaceTypes = []string{"root", "universal", "organization", "team", "home"}
@@ -93,7 +91,7 @@ func describeLogicalCluster(lc *corev1alpha1.LogicalCluster) string {
 		del = " deleting"
 	}
 	return fmt.Sprintf("logicalcluster of %s (cluster %s, type %s): phase=%q initializers=%v (spec %v) terminators=%v (spec %v) labels=%v%s",
-		lc.Annotations[pathAnnotation], lc.Annotations[framework.ClusterAnnotation], lc.Annotations[typeAnnotation], lc.Status.Phase,
+		lc.Annotations[framework.PathAnnotation], lc.Annotations[framework.ClusterAnnotation], lc.Annotations[typeAnnotation], lc.Status.Phase,
 		lc.Status.Initializers, lc.Spec.Initializers, lc.Status.Terminators, lc.Spec.Terminators, lc.Labels, del)
 }
 

@@ -34,7 +34,7 @@ func vwLogicalClusters(t *testing.T, s *framework.Server, token, vw string) ([]s
 	r.JSON(t, &list)
 	var paths []string
 	for _, lc := range list.Items {
-		paths = append(paths, lc.Annotations[pathAnnotation])
+		paths = append(paths, lc.Annotations[framework.PathAnnotation])
 	}
 	sort.Strings(paths)
 	return paths, r
@@ -99,7 +99,7 @@ func TestWorkspaceInitializer(t *testing.T) {
 		func(ctx context.Context, c client.Client, cluster string, lc *corev1alpha1.LogicalCluster) error {
 			cm := &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Name: "initialized-by", Namespace: "default"},
-				Data:       map[string]string{"initializer": id, "cluster": cluster, "path": lc.Annotations[pathAnnotation]},
+				Data:       map[string]string{"initializer": id, "cluster": cluster, "path": lc.Annotations[framework.PathAnnotation]},
 			}
 			err := c.Create(ctx, cm)
 			if apierrors.IsAlreadyExists(err) {

@@ -182,7 +182,7 @@ func TestWorkspaceAPI(t *testing.T) {
 			t.Fatalf("/clusters/%s and /clusters/%s should reach the same cluster, but their LogicalClusters differ:\n%s (uid %s)\n%s (uid %s)",
 				childPath, child.Spec.Cluster, describeLogicalCluster(byPath), byPath.UID, describeLogicalCluster(byName), byName.UID)
 		}
-		framework.RequireEqual(t, byPath.Annotations[pathAnnotation], childPath, "annotation "+pathAnnotation+" of the LogicalCluster")
+		framework.RequireEqual(t, byPath.Annotations[framework.PathAnnotation], childPath, "annotation "+framework.PathAnnotation+" of the LogicalCluster")
 		framework.RequireEqual(t, byPath.Annotations[typeAnnotation], "root:universal", "annotation "+typeAnnotation+" of the LogicalCluster")
 		framework.RequireEqual(t, byPath.Annotations[framework.ClusterAnnotation], child.Spec.Cluster, "annotation "+framework.ClusterAnnotation+" of the LogicalCluster")
 		framework.RequireEqual(t, byPath.Status.Phase, corev1alpha1.LogicalClusterPhaseReady, "status.phase of the LogicalCluster: "+describeLogicalCluster(byPath))
