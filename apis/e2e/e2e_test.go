@@ -1,142 +1,35 @@
 // Package e2e installs the core.platform-mesh.io API into a real Meshplane
 // server with the real kubectl: the CRDs into a workspace, and the
 // APIResourceSchemas and APIExport into a provider workspace bound by a
-// consumer. It needs MESHPLANE_BIN (set by `make test`) and kubectl on PATH,
-// and is skipped without them.
+// consumer. The core comes from the test kit (MESHPLANE_BIN, set by `make
+// test`, else bin/meshplane, else built).
 package e2e
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"io/fs"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/meshplane/meshplane/apis/config"
+	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-type server struct {
-	rootDir, base, kubeconfig, cacheDir string
-}
+// server is a core started by the test kit, addressed by workspace path.
+type server struct{ *framework.Server }
 
-// kubectl runs kubectl against the workspace at path (e.g. root:orgs).
-func (s *server) kubectl(path, stdin string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	all := append([]string{"--kubeconfig", s.kubeconfig, "--context", "root", "--cache-dir", s.cacheDir,
-		"--server", s.base + "/clusters/" + path}, args...)
-	cmd := exec.CommandContext(ctx, "kubectl", all...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.String(), err
-}
-
-func (s *server) mustKubectl(t *testing.T, path, stdin string, args ...string) string {
+// kubectl runs kubectl as the admin against the workspace at path (e.g.
+// root:orgs) and returns stdout and stderr together.
+func (s server) kubectl(t *testing.T, path, stdin string, args ...string) (string, error) {
 	t.Helper()
-	out, err := s.kubectl(path, stdin, args...)
-	if err != nil {
-		t.Fatalf("kubectl %s (in %s): %v\n%s", strings.Join(args, " "), path, err, out)
-	}
-	return out
+	out, errOut, err := s.KubectlFor(path).RunStdinErr(t, stdin, args...)
+	return out + errOut, err
 }
 
-func startServer(t *testing.T) *server {
+func (s server) mustKubectl(t *testing.T, path, stdin string, args ...string) string {
 	t.Helper()
-	bin := os.Getenv("MESHPLANE_BIN")
-	if bin == "" {
-		t.Skip("MESHPLANE_BIN is not set (make test sets it)")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("MESHPLANE_BIN: %v", err)
-	}
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Skip("kubectl is not on PATH")
-	}
-	ports := freePorts(t, 3)
-	s := &server{
-		rootDir:  t.TempDir(),
-		base:     "https://127.0.0.1:" + strconv.Itoa(ports[0]),
-		cacheDir: t.TempDir(),
-	}
-	s.kubeconfig = filepath.Join(s.rootDir, "admin.kubeconfig")
-	logPath := filepath.Join(s.rootDir, "meshplane.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "start",
-		"--root-directory", s.rootDir,
-		"--bind-address", "127.0.0.1",
-		"--secure-port", strconv.Itoa(ports[0]),
-		"--embedded-etcd-client-port", strconv.Itoa(ports[1]),
-		"--embedded-etcd-peer-port", strconv.Itoa(ports[2]),
-	)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logFile.Close()
-		if t.Failed() {
-			if log, err := os.ReadFile(logPath); err == nil {
-				if len(log) > 8000 {
-					log = log[len(log)-8000:]
-				}
-				t.Logf("end of the meshplane log:\n%s", log)
-			}
-		}
-	})
-
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			t.Fatalf("meshplane exited before it was ready: %v", err)
-		default:
-		}
-		if _, err := os.Stat(s.kubeconfig); err == nil {
-			if out, err := s.kubectl("root", "", "get", "--raw", "/readyz"); err == nil && strings.TrimSpace(out) == "ok" {
-				return s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("meshplane did not become ready within 90s")
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-}
-
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
+	return s.KubectlFor(path).RunStdin(t, stdin, args...)
 }
 
 // writeEmbedded copies the embedded directory dir ("crd" or "kcp") to disk,
@@ -160,20 +53,6 @@ func writeEmbedded(t *testing.T, dir string) string {
 	return out
 }
 
-func createWorkspaces(t *testing.T, s *server, names ...string) {
-	t.Helper()
-	var docs []string
-	for _, n := range names {
-		docs = append(docs, fmt.Sprintf("apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata: {name: %s}\n", n))
-	}
-	s.mustKubectl(t, "root", strings.Join(docs, "---\n"), "apply", "-f", "-")
-	args := []string{"wait", "--for=jsonpath={.status.phase}=Ready", "--timeout=60s"}
-	for _, n := range names {
-		args = append(args, "workspace/"+n)
-	}
-	s.mustKubectl(t, "root", "", args...)
-}
-
 const validAccount = `apiVersion: core.platform-mesh.io/v1alpha1
 kind: Account
 metadata: {name: acme}
@@ -186,7 +65,7 @@ spec:
 
 // checkAccounts creates a valid and two invalid Accounts in the workspace
 // at path and checks what kubectl shows.
-func checkAccounts(t *testing.T, s *server, path string) {
+func checkAccounts(t *testing.T, s server, path string) {
 	t.Helper()
 	s.mustKubectl(t, path, validAccount, "create", "-f", "-")
 	table := s.mustKubectl(t, path, "", "get", "accounts")
@@ -206,7 +85,7 @@ func checkAccounts(t *testing.T, s *server, path string) {
 		{`{type: org}`, "spec.displayName: Required value"},
 	}
 	for _, tt := range invalid {
-		out, err := s.kubectl(path, "apiVersion: core.platform-mesh.io/v1alpha1\nkind: Account\nmetadata: {name: bad}\nspec: "+tt.spec+"\n", "create", "-f", "-")
+		out, err := s.kubectl(t, path, "apiVersion: core.platform-mesh.io/v1alpha1\nkind: Account\nmetadata: {name: bad}\nspec: "+tt.spec+"\n", "create", "-f", "-")
 		if err == nil {
 			t.Errorf("creating an Account with spec %.40s... in %s succeeded, want it rejected", tt.spec, path)
 			continue
@@ -218,8 +97,8 @@ func checkAccounts(t *testing.T, s *server, path string) {
 }
 
 func TestInstall(t *testing.T) {
-	s := startServer(t)
-	createWorkspaces(t, s, "crds", "provider", "consumer")
+	s := server{framework.StartServer(t)}
+	s.CreateWorkspaces(t, "root", "crds", "provider", "consumer")
 
 	t.Run("CRDs in a workspace", func(t *testing.T) {
 		s.mustKubectl(t, "root:crds", "", "apply", "-f", writeEmbedded(t, "crd"))

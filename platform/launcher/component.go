@@ -1,6 +1,10 @@
 package launcher
 
-import "context"
+import (
+	"context"
+
+	"github.com/meshplane/meshplane/sdk/platformenv"
+)
 
 // Component is one process of the platform. The launcher starts components
 // in order, each once the previous one is ready, and stops them in reverse.
@@ -17,5 +21,5 @@ type Component struct {
 	// needs it serving, such as the core's demo users).
 	AfterReady func(ctx context.Context) error
 	// Env are the platform.env lines the component contributes.
-	Env []EnvEntry
+	Env []platformenv.Entry
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/meshplane/meshplane/platform/bootstrap"
+	"github.com/meshplane/meshplane/sdk/platformenv"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -39,7 +40,7 @@ func coreComponent(c *Config) Component {
 		Binary: "meshplane",
 		Args:   append(args, c.CoreArgs...),
 		Ready:  func(ctx context.Context) error { return waitCoreReady(ctx, kubeconfig) },
-		Env: []EnvEntry{
+		Env: []platformenv.Entry{
 			{Key: "KUBECONFIG", Value: kubeconfig},
 			{Key: "CORE_URL", Value: c.CoreURL()},
 		},

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/meshplane/meshplane/sdk/platformenv"
 )
 
 // Config says where and how to run a platform.
@@ -39,7 +41,7 @@ type Config struct {
 func (c *Config) CoreURL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.Ports.Core()) }
 
 // EnvFile is the path of platform.env.
-func (c *Config) EnvFile() string { return filepath.Join(c.RootDir, EnvFileName) }
+func (c *Config) EnvFile() string { return filepath.Join(c.RootDir, platformenv.FileName) }
 
 // components lists what the platform runs, in start order.
 func components(c *Config) []Component {
@@ -60,28 +62,33 @@ func Run(ctx context.Context, c Config) error {
 	}
 	say := func(format string, args ...any) { logs.printf("launcher", format, args...) }
 
-	var running []*process
+	var running []*started
 	defer func() {
 		os.Remove(c.EnvFile())
 		for i := len(running) - 1; i >= 0; i-- {
-			p := running[i]
-			say("stopping %s (pid %d)", p.name, p.cmd.Process.Pid)
-			if err := p.stop(c.StopGrace); err != nil {
-				say("%s: %v", p.name, err)
+			s := running[i]
+			if !s.proc.Running() {
+				continue
+			}
+			say("stopping %s (pid %d)", s.name, s.proc.PID())
+			if err := s.proc.Stop(c.StopGrace); err != nil {
+				say("%s: %v", s.name, err)
+			} else if err := s.proc.ExitErr(); err != nil {
+				say("%s exited with %v", s.name, err)
 			}
 		}
 	}()
 
-	// failed is closed when any started component exits.
-	failed := make(chan *process, len(comps))
-	var env []EnvEntry
+	// failed receives every started component that exits.
+	failed := make(chan *started, len(comps))
+	var env []platformenv.Entry
 	for _, comp := range comps {
 		p, err := c.start(logs, comp)
 		if err != nil {
 			return err
 		}
 		running = append(running, p)
-		go func() { <-p.exited; failed <- p }()
+		go func() { <-p.proc.Exited(); failed <- p }()
 		if err := c.awaitReady(ctx, comp, p); err != nil {
 			return err
 		}
@@ -93,7 +100,7 @@ func Run(ctx context.Context, c Config) error {
 		say("%s is ready", comp.Name)
 		env = append(env, comp.Env...)
 	}
-	if err := writeEnvFile(c.EnvFile(), env); err != nil {
+	if err := platformenv.Write(c.EnvFile(), env); err != nil {
 		return fmt.Errorf("writing %s: %w", c.EnvFile(), err)
 	}
 	c.printWelcome(say, env)
@@ -103,7 +110,7 @@ func Run(ctx context.Context, c Config) error {
 		say("shutting down")
 		return nil
 	case p := <-failed:
-		return fmt.Errorf("%s (pid %d) exited unexpectedly: %v", p.name, p.cmd.Process.Pid, exitReason(p))
+		return fmt.Errorf("%s (pid %d) exited unexpectedly: %v", p.name, p.proc.PID(), p.exitReason())
 	}
 }
 
@@ -144,31 +151,31 @@ func (c *Config) prepare() error {
 	return nil
 }
 
-func (c *Config) start(logs *logStream, comp Component) (*process, error) {
+func (c *Config) start(logs *logStream, comp Component) (*started, error) {
 	bin := filepath.Join(c.BinDir, comp.Binary)
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s: binary %s not found (run `make build`): %w", comp.Name, bin, err)
 	}
 	logs.printf("launcher", "starting %s: %s", comp.Name, bin)
-	return startProcess(logs, comp.Name, c.RootDir, bin, comp.Args)
+	return startComponent(logs, comp.Name, c.RootDir, bin, comp.Args)
 }
 
 // awaitReady waits for the component's readiness, giving up when it exits,
 // when ctx ends, or after ReadyTimeout.
-func (c *Config) awaitReady(ctx context.Context, comp Component, p *process) error {
+func (c *Config) awaitReady(ctx context.Context, comp Component, p *started) error {
 	ctx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
 	defer cancel()
 	go func() {
 		select {
-		case <-p.exited:
+		case <-p.proc.Exited():
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
 	err := comp.Ready(ctx)
 	select {
-	case <-p.exited:
-		return fmt.Errorf("%s exited before it was ready: %v", comp.Name, exitReason(p))
+	case <-p.proc.Exited():
+		return fmt.Errorf("%s exited before it was ready: %v", comp.Name, p.exitReason())
 	default:
 	}
 	if err != nil {
@@ -177,14 +184,7 @@ func (c *Config) awaitReady(ctx context.Context, comp Component, p *process) err
 	return nil
 }
 
-func exitReason(p *process) string {
-	if p.err == nil {
-		return "exit status 0"
-	}
-	return p.err.Error()
-}
-
-func (c *Config) printWelcome(say func(string, ...any), env []EnvEntry) {
+func (c *Config) printWelcome(say func(string, ...any), env []platformenv.Entry) {
 	say("the platform is ready; %s:", c.EnvFile())
 	for _, e := range env {
 		say("  %s=%s", e.Key, e.Value)

@@ -1,27 +1,17 @@
 package launcher
 
 import (
-	"bufio"
-	"context"
-	"errors"
+	"bytes"
 	"fmt"
 	"io"
 	"os/exec"
 	"sync"
-	"syscall"
-	"time"
+
+	"github.com/meshplane/meshplane/sdk/process"
 )
 
-// process is one supervised child: its output goes line by line to the
-// shared log stream, each line prefixed with the component's name.
-type process struct {
-	name   string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error // valid once exited is closed
-}
-
-// logStream serialises the lines of every component onto one writer.
+// logStream serialises the lines of every component onto one writer, each
+// prefixed with the component's name.
 type logStream struct {
 	mu  sync.Mutex
 	out io.Writer
@@ -34,75 +24,55 @@ func (l *logStream) printf(name, format string, args ...any) {
 	fmt.Fprintf(l.out, "%-*s | %s\n", l.pad, name, fmt.Sprintf(format, args...))
 }
 
-// copyLines prefixes every line read from r.
-func (l *logStream) copyLines(name string, r io.Reader, done *sync.WaitGroup) {
-	defer done.Done()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		l.printf(name, "%s", sc.Text())
+// lineWriter is a component's stdout and stderr: it cuts what the program
+// writes into lines and hands each to the log stream.
+type lineWriter struct {
+	mu   sync.Mutex
+	logs *logStream
+	name string
+	buf  bytes.Buffer
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	for {
+		line, err := w.buf.ReadString('\n')
+		if err != nil { // no newline yet: keep the rest for the next write
+			w.buf.Reset()
+			w.buf.WriteString(line)
+			return len(p), nil
+		}
+		w.logs.printf(w.name, "%s", line[:len(line)-1])
 	}
 }
 
-// startProcess starts binary with args in dir. The child gets its own
-// process group and SIGTERM when the launcher dies, so no part of the
-// platform outlives it.
-func startProcess(logs *logStream, name, dir, binary string, args []string) (*process, error) {
+// component is a started component.
+type started struct {
+	name string
+	proc *process.Process
+}
+
+// startComponent starts binary with args in dir; its output goes to the log
+// stream. The kit's process gives it its own process group, killed with the
+// launcher.
+func startComponent(logs *logStream, name, dir, binary string, args []string) (*started, error) {
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	stdout, err := cmd.StdoutPipe()
+	out := &lineWriter{logs: logs, name: name}
+	cmd.Stdout, cmd.Stderr = out, out
+	p, err := process.StartProcess(cmd)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s (%s): %w", name, binary, err)
-	}
-	p := &process{name: name, cmd: cmd, exited: make(chan struct{})}
-	var copying sync.WaitGroup
-	copying.Add(2)
-	go logs.copyLines(name, stdout, &copying)
-	go logs.copyLines(name, stderr, &copying)
-	go func() {
-		copying.Wait() // Wait closes the pipes: read them to the end first
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	return p, nil
+	return &started{name: name, proc: p}, nil
 }
 
-// stop sends SIGTERM and waits for the exit, killing the process group
-// after grace.
-func (p *process) stop(grace time.Duration) error {
-	select {
-	case <-p.exited:
-		return p.err
-	default:
+// exitReason says how a component ended.
+func (s *started) exitReason() string {
+	if err := s.proc.ExitErr(); err != nil {
+		return err.Error()
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return p.err
-	case <-time.After(grace):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.exited
-		return fmt.Errorf("%s did not stop within %s of SIGTERM and was killed", p.name, grace)
-	}
-}
-
-// waitExit returns when the process exits or ctx ends.
-func (p *process) waitExit(ctx context.Context) error {
-	select {
-	case <-p.exited:
-		if p.err == nil {
-			return errors.New("exited")
-		}
-		return p.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return "exit status 0"
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/meshplane/meshplane/platform/launcher"
+	"github.com/meshplane/meshplane/sdk/platformenv"
 )
 
 // platform is one running launcher process.
@@ -86,7 +87,7 @@ func startPlatform(t *testing.T, root string, base int) *platform {
 // waitReady waits for platform.env and returns its entries.
 func (p *platform) waitReady(t *testing.T) map[string]string {
 	t.Helper()
-	path := filepath.Join(p.root, launcher.EnvFileName)
+	path := filepath.Join(p.root, platformenv.FileName)
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		select {
@@ -94,7 +95,7 @@ func (p *platform) waitReady(t *testing.T) map[string]string {
 			t.Fatalf("launcher exited before the platform was ready: %v\n%s", err, tail(p.out.String(), 40))
 		default:
 		}
-		if env, err := launcher.ReadEnvFile(path); err == nil {
+		if env, err := platformenv.Read(path); err == nil {
 			return env
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -115,7 +116,7 @@ func (p *platform) stop(t *testing.T) {
 	case <-time.After(90 * time.Second):
 		t.Fatal("launcher still running 90s after Ctrl-C")
 	}
-	if _, err := os.Stat(filepath.Join(p.root, launcher.EnvFileName)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(p.root, platformenv.FileName)); !os.IsNotExist(err) {
 		t.Errorf("platform.env still there after a clean stop (stat: %v)", err)
 	}
 }

@@ -5,9 +5,10 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
 var (
@@ -25,32 +26,23 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) (int, error) {
+	defer framework.CleanupBinaries()
+	var err error
+	if launcherBin, err = framework.Binary("meshplane-platform", "platform", "./cmd/meshplane-platform"); err != nil {
+		return 0, err
+	}
+	core, err := framework.MeshplaneBinary()
+	if err != nil {
+		return 0, err
+	}
+	// The launcher finds the core beside itself or in --bin-dir.
 	tmp, err := os.MkdirTemp("", "meshplane-platform-e2e-")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp)
-	launcherBin = os.Getenv("MESHPLANE_PLATFORM_BIN")
-	if launcherBin == "" {
-		launcherBin = filepath.Join(tmp, "meshplane-platform")
-		build := exec.Command("go", "build", "-o", launcherBin, "../../cmd/meshplane-platform")
-		if out, err := build.CombinedOutput(); err != nil {
-			return 0, fmt.Errorf("building meshplane-platform: %v\n%s", err, out)
-		}
-	}
-	core := os.Getenv("MESHPLANE_BIN")
-	if core == "" {
-		return 0, fmt.Errorf("MESHPLANE_BIN must name the meshplane binary (make test sets it)")
-	}
-	binDir = filepath.Join(tmp, "bin")
-	if err := os.Mkdir(binDir, 0o755); err != nil {
-		return 0, err
-	}
-	abs, err := filepath.Abs(core)
-	if err != nil {
-		return 0, err
-	}
-	if err := os.Symlink(abs, filepath.Join(binDir, "meshplane")); err != nil {
+	binDir = tmp
+	if err := os.Symlink(core, filepath.Join(binDir, "meshplane")); err != nil {
 		return 0, err
 	}
 	return m.Run(), nil

@@ -1,7 +1,6 @@
 package framework
 
 import (
-	"bufio"
 	"fmt"
 	"net/url"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"testing"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/meshplane/meshplane/sdk/platformenv"
 )
 
 // Environment variables selecting external mode (see the package documentation).
@@ -53,31 +54,11 @@ func (p *Platform) URL(name string) string {
 // (an optional "export ", '#' comments, values optionally quoted). KUBECONFIG
 // is required; a relative path is taken relative to the file.
 func ReadPlatformEnv(path string) (*Platform, error) {
-	f, err := os.Open(path)
+	vars, err := platformenv.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading platform env: %w", err)
 	}
-	defer f.Close()
-	p := &Platform{Vars: map[string]string{}}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		key, val, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
-		if !ok || strings.TrimSpace(key) == "" {
-			return nil, fmt.Errorf("%s:%d: want KEY=value, got %q", path, n, line)
-		}
-		val = strings.TrimSpace(val)
-		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
-			val = val[1 : len(val)-1]
-		}
-		p.Vars[strings.TrimSpace(key)] = val
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
+	p := &Platform{Vars: vars}
 	p.Kubeconfig, p.CoreURL = p.Vars["KUBECONFIG"], p.Vars["CORE_URL"]
 	if p.Kubeconfig == "" {
 		return nil, fmt.Errorf("%s has no KUBECONFIG=", path)

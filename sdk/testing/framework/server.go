@@ -20,6 +20,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/meshplane/meshplane/sdk/process"
 )
 
 // TokenUser is a user known to the server through --token-auth-file.
@@ -109,7 +111,7 @@ type Server struct {
 	ownsRootDir  bool
 
 	mu   sync.Mutex
-	proc *Process
+	proc *process.Process
 	kcfg *clientcmdapi.Config
 }
 
@@ -182,7 +184,7 @@ func Start(opts ...Option) (*Server, error) {
 	// ports when the server reports a bind failure.
 	var lastErr error
 	for attempt := 1; attempt <= 3; attempt++ {
-		ports, err := FreePorts(3)
+		ports, err := process.FreePorts(3)
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +264,7 @@ func (s *Server) startAndWait() error {
 	return s.waitReady(p)
 }
 
-func (s *Server) launch() (*Process, error) {
+func (s *Server) launch() (*process.Process, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.External {
@@ -281,7 +283,7 @@ func (s *Server) launch() (*Process, error) {
 	cmd.Dir = s.RootDir
 	cmd.Stdout = lf
 	cmd.Stderr = lf
-	p, err := StartProcess(cmd)
+	p, err := process.StartProcess(cmd)
 	if err != nil {
 		lf.Close()
 		return nil, err
@@ -297,10 +299,10 @@ func (s *Server) launch() (*Process, error) {
 	return p, nil
 }
 
-func (s *Server) waitReady(p *Process) error {
+func (s *Server) waitReady(p *process.Process) error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.startTimeout)
 	defer cancel()
-	if _, err := WaitReady(ctx, s.BaseURL+"/readyz", 250*time.Millisecond, p.Exited()); err != nil {
+	if _, err := process.WaitReady(ctx, s.BaseURL+"/readyz", 250*time.Millisecond, p.Exited()); err != nil {
 		if !p.Running() {
 			return fmt.Errorf("meshplane exited before becoming ready (%v): %w", p.ExitErr(), err)
 		}
@@ -367,7 +369,7 @@ func (s *Server) Kill() error {
 }
 
 // forget drops the process and returns it (nil when none).
-func (s *Server) forget() *Process {
+func (s *Server) forget() *process.Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.proc

@@ -9,12 +9,12 @@ import (
 
 	"github.com/meshplane/meshplane/bench/pkg/bench"
 	"github.com/meshplane/meshplane/bench/pkg/bench/kubebench"
-	"github.com/meshplane/meshplane/sdk/testing/framework"
+	"github.com/meshplane/meshplane/sdk/process"
 )
 
 // server wraps a started server process and its log file.
 type server struct {
-	*framework.Process
+	*process.Process
 	logPath string
 	tmpLog  bool
 	logFile *os.File
@@ -26,7 +26,7 @@ type server struct {
 func startServer(ctx context.Context, o *options, rep *bench.Report, logf func(string, ...any)) (*server, error) {
 	// Refuse to measure a server that is already running at the URL.
 	pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
-	code, _, err := framework.Probe(pctx, framework.InsecureHTTPClient(2*time.Second), o.readyURL)
+	code, _, err := process.Probe(pctx, process.InsecureHTTPClient(2*time.Second), o.readyURL)
 	pcancel()
 	if err == nil {
 		return nil, fmt.Errorf("something already answers at %s (HTTP %d); refusing to start a second server", o.readyURL, code)
@@ -48,7 +48,7 @@ func startServer(ctx context.Context, o *options, rep *bench.Report, logf func(s
 	}
 
 	logf("starting server: %s (output: %s)", o.startCmd, s.logPath)
-	p, err := framework.StartShell(o.startCmd, s.logFile)
+	p, err := process.StartShell(o.startCmd, s.logFile)
 	if err != nil {
 		s.logFile.Close()
 		return nil, err
@@ -57,7 +57,7 @@ func startServer(ctx context.Context, o *options, rep *bench.Report, logf func(s
 
 	rctx, rcancel := context.WithTimeout(ctx, o.readyTimeout)
 	defer rcancel()
-	readyAt, err := framework.WaitReady(rctx, o.readyURL, 20*time.Millisecond, p.Exited())
+	readyAt, err := process.WaitReady(rctx, o.readyURL, 20*time.Millisecond, p.Exited())
 	if err != nil {
 		s.stopQuietly(o)
 		s.tmpLog = false // keep the log for inspection

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package framework
+package process
 
 import "syscall"
 

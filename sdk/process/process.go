@@ -1,4 +1,4 @@
-package framework
+package process
 
 import (
 	"context"

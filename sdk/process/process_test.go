@@ -1,4 +1,4 @@
-package framework_test
+package process_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshplane/meshplane/sdk/process"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
@@ -28,7 +29,7 @@ func TestWaitReady(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := framework.WaitReady(ctx, srv.URL+"/readyz", 5*time.Millisecond, nil); err != nil {
+	if _, err := process.WaitReady(ctx, srv.URL+"/readyz", 5*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
 	if hits.Load() != 4 {
@@ -36,11 +37,11 @@ func TestWaitReady(t *testing.T) {
 	}
 	short, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
-	ports, err := framework.FreePorts(1)
+	ports, err := process.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := framework.WaitReady(short, "https://127.0.0.1:"+strconv.Itoa(ports[0])+"/readyz", 5*time.Millisecond, nil); err == nil {
+	if _, err := process.WaitReady(short, "https://127.0.0.1:"+strconv.Itoa(ports[0])+"/readyz", 5*time.Millisecond, nil); err == nil {
 		t.Fatal("expected timeout")
 	}
 }
@@ -53,7 +54,7 @@ func TestStartShellAndStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p, err := framework.StartShell(`sh -c 'echo started; trap "echo bye; exit 0" TERM; while :; do sleep 0.05; done'`, f)
+	p, err := process.StartShell(`sh -c 'echo started; trap "echo bye; exit 0" TERM; while :; do sleep 0.05; done'`, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,13 +85,13 @@ func TestStartShellAndStop(t *testing.T) {
 	}
 
 	// A process that exits early is reported by WaitReady.
-	p2, err := framework.StartShell("true", f)
+	p2, err := process.StartShell("true", f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := framework.WaitReady(ctx, "https://127.0.0.1:1/readyz", 5*time.Millisecond, p2.Exited()); err == nil || !strings.Contains(err.Error(), "exited") {
+	if _, err := process.WaitReady(ctx, "https://127.0.0.1:1/readyz", 5*time.Millisecond, p2.Exited()); err == nil || !strings.Contains(err.Error(), "exited") {
 		t.Fatalf("expected exit error, got %v", err)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package framework
+package process
 
 import "syscall"
 
