@@ -6,11 +6,11 @@ import (
 
 	"k8s.io/component-base/cli"
 
-	"github.com/meshplane/meshplane/core/pkg/cmd"
+	"github.com/meshplane/meshplane/core/internal/cmd"
 )
 
 func main() {
 	// server.NewConfig turns client-go's WatchListClient off (see
-	// pkg/server/env.go): the watch cache depends on it.
+	// internal/server/env.go): the watch cache depends on it.
 	os.Exit(cli.Run(cmd.NewRoot()))
 }

@@ -1,0 +1,65 @@
+// Package apibinding admits APIBindings only for users allowed to bind the
+// referenced APIExport: verb "bind" on apiexports/<name> in the export's
+// workspace, as kcp requires.
+package apibinding
+
+import (
+	"context"
+	"fmt"
+
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/meshplane/meshplane/core/internal/clusters"
+)
+
+// Resolver maps workspace paths to clusters.
+type Resolver func(path string) (string, bool)
+
+// Plugin is the admission plugin.
+type Plugin struct {
+	*admission.Handler
+	Resolve    Resolver
+	Authorizer authorizer.Authorizer
+}
+
+var _ admission.ValidationInterface = &Plugin{}
+
+// New returns the plugin.
+func New(resolve Resolver, authz authorizer.Authorizer) *Plugin {
+	return &Plugin{Handler: admission.NewHandler(admission.Create), Resolve: resolve, Authorizer: authz}
+}
+
+// Validate implements admission.ValidationInterface.
+func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	if a.GetResource().GroupResource() != apisv1alpha2.Resource("apibindings") || a.GetSubresource() != "" {
+		return nil
+	}
+	b, ok := a.GetObject().(*apisv1alpha2.APIBinding)
+	if !ok || b.Spec.Reference.Export == nil {
+		return nil
+	}
+	ref := b.Spec.Reference.Export
+	exportCluster, _ := clusters.From(ctx)
+	if ref.Path != "" {
+		if exportCluster, ok = p.Resolve(ref.Path); !ok {
+			return apierrors.NewNotFound(apisv1alpha2.Resource("apiexports"), refString(ref))
+		}
+	}
+	attrs := authorizer.AttributesRecord{User: a.GetUserInfo(), Verb: "bind", APIGroup: apisv1alpha2.SchemeGroupVersion.Group,
+		APIVersion: apisv1alpha2.SchemeGroupVersion.Version, Resource: "apiexports", Name: ref.Name, ResourceRequest: true}
+	if d, _, _ := p.Authorizer.Authorize(clusters.WithCluster(ctx, exportCluster), attrs); d != authorizer.DecisionAllow {
+		return apierrors.NewForbidden(apisv1alpha2.Resource("apibindings"), b.Name,
+			fmt.Errorf("user %q may not bind APIExport %s (needs verb bind on apiexports/%s there)", a.GetUserInfo().GetName(), refString(ref), ref.Name))
+	}
+	return nil
+}
+
+func refString(ref *apisv1alpha2.ExportBindingReference) string {
+	if ref.Path == "" {
+		return ref.Name
+	}
+	return ref.Path + ":" + ref.Name
+}

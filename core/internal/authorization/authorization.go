@@ -1,0 +1,124 @@
+// Package authorization assembles the server's authorizer chain:
+// system:masters may do anything; only they may use the wildcard cluster;
+// then the bootstrap policy and each logical cluster's own RBAC decide.
+package authorization
+
+import (
+	"context"
+	"fmt"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/apiserver/pkg/authorization/union"
+
+	"github.com/meshplane/meshplane/core/internal/authorization/bootstrap"
+	"github.com/meshplane/meshplane/core/internal/authorization/rbac"
+	"github.com/meshplane/meshplane/core/internal/clusters"
+)
+
+// Workspaces tells the phase and path of workspace clusters.
+type Workspaces interface {
+	// Workspace returns the phase and path of a workspace's cluster; ok is
+	// false for clusters that are no workspace.
+	Workspace(cluster string) (phase, path string, ok bool)
+}
+
+// Layer builds an authorizer consulted, in order, before the plain chain:
+// the home workspace rule and the virtual workspaces' authorizers. full is
+// the whole chain, layers included (for a virtual workspace that asks it
+// again about the request it rewrote); plain is the chain without layers.
+// Both are ready once New returns.
+type Layer func(full, plain authorizer.Authorizer) authorizer.Authorizer
+
+// Fixed is a layer that needs neither chain.
+func Fixed(a authorizer.Authorizer) Layer {
+	return func(_, _ authorizer.Authorizer) authorizer.Authorizer { return a }
+}
+
+// New returns the authorizer and the rule resolver for
+// SelfSubjectRulesReviews. stored reads RBAC objects kept in each cluster.
+// The layers are consulted first.
+func New(stored rbac.RuleSource, workspaces Workspaces, layers ...Layer) (authorizer.Authorizer, authorizer.RuleResolver) {
+	// The bootstrap policy holds in every cluster and outside of any.
+	boot := rbac.New(bootstrap.Source{}, func(ctx context.Context) (string, bool) {
+		if cluster, ok := clusters.From(ctx); ok && cluster != clusters.Wildcard {
+			return cluster, true
+		}
+		return "bootstrap", true
+	})
+	local := rbac.New(withBootstrapRoles{stored}, clusters.From)
+	rbacUnion := union.New(boot, local)
+	// plain decides requests that do not come through a virtual workspace.
+	plain := union.New(
+		authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup),
+		authorizer.AuthorizerFunc(denyWildcard),
+		workspaceAccess{workspaces: workspaces, rbac: rbacUnion},
+		rbacUnion,
+	)
+	// Virtual workspaces decide first, for everybody, system:masters
+	// included: what they show is limited by what they are.
+	var full authorizer.Authorizer
+	self := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		return full.Authorize(ctx, a)
+	})
+	var chain []authorizer.Authorizer
+	for _, layer := range layers {
+		chain = append(chain, layer(self, plain))
+	}
+	full = union.New(append(chain, plain)...)
+	return full, union.NewRuleResolvers(boot, local)
+}
+
+// denyWildcard refuses the wildcard cluster to everybody that got this
+// far, that is everybody but system:masters.
+func denyWildcard(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	if clusters.IsWildcard(ctx) {
+		return authorizer.DecisionDeny, "only system:masters may list or watch across all clusters", nil
+	}
+	return authorizer.DecisionNoOpinion, "", nil
+}
+
+// withBootstrapRoles lets a cluster's bindings refer to bootstrap roles
+// (cluster-admin, admin, edit, view) it does not store itself.
+type withBootstrapRoles struct {
+	rbac.RuleSource
+}
+
+func (s withBootstrapRoles) GetClusterRole(ctx context.Context, cluster, name string) (*rbacv1.ClusterRole, error) {
+	r, err := s.RuleSource.GetClusterRole(ctx, cluster, name)
+	if apierrors.IsNotFound(err) {
+		return bootstrap.Source{}.GetClusterRole(ctx, cluster, name)
+	}
+	return r, err
+}
+
+// workspaceAccess keeps everybody out of a workspace who lacks verb
+// "access" on non-resource "/" inside it (kcp's workspace content
+// authorizer), and out of workspaces that are not Ready yet. root is open
+// to every authenticated user, as in kcp.
+type workspaceAccess struct {
+	workspaces Workspaces
+	rbac       authorizer.Authorizer
+}
+
+func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	cluster, ok := clusters.From(ctx)
+	if !ok || cluster == clusters.Root || cluster == clusters.Wildcard || a.GetUser() == nil || w.workspaces == nil {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	phase, path, ok := w.workspaces.Workspace(cluster)
+	if !ok {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	if phase != "Ready" {
+		return authorizer.DecisionDeny, fmt.Sprintf("workspace %s is not ready (phase %s)", path, phase), nil
+	}
+	access := authorizer.AttributesRecord{User: a.GetUser(), Verb: "access", Path: "/"}
+	if d, _, _ := w.rbac.Authorize(ctx, access); d == authorizer.DecisionAllow {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	return authorizer.DecisionDeny, fmt.Sprintf("access to workspace %s denied", path), nil
+}

@@ -1,0 +1,148 @@
+// Package apibinding binds APIExports into consumer workspaces.
+//
+// Reconcile steps (one file each):
+//  1. reconcile_deletion.go: for a binding being deleted, delete the
+//     objects of its resources, stop serving them and release the
+//     binding's finalizer;
+//  2. reconcile_binding.go: resolve the export (spec.reference.export,
+//     path relative to nothing: empty means the binding's own workspace);
+//     wait for its identity; turn each exported APIResourceSchema into the
+//     CRD the consumer serves (stored under the export's identity); refuse
+//     names that clash with the consumer's CRDs or other bindings; report
+//     Bound with the bound resources.
+//
+// The controller then serves what the binding step returned, records the
+// binding and its accepted claims for the APIExport virtual workspace,
+// and writes the status.
+package apibinding
+
+import (
+	"context"
+	"time"
+
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/meshplane/meshplane/core/internal/apiexport"
+	"github.com/meshplane/meshplane/core/internal/clusters"
+	"github.com/meshplane/meshplane/core/internal/crd"
+	"github.com/meshplane/meshplane/core/internal/reconciler/client"
+	"github.com/meshplane/meshplane/core/internal/reconciler/runner"
+	"github.com/meshplane/meshplane/core/internal/tenancy"
+)
+
+// Controller reconciles APIBindings.
+type Controller struct {
+	bindings        client.Client[*apisv1alpha2.APIBinding]
+	crds            *crd.Index
+	consumers       *apiexport.Consumers
+	bindingInformer cache.SharedIndexInformer
+	exportInformer  cache.SharedIndexInformer
+
+	deletion *deletionReconciler
+	binding  *bindingReconciler
+}
+
+// New returns the controller. deleteAll deletes every object of a bound
+// resource in a cluster. The informers follow bindings and exports in
+// every cluster; the caller runs them.
+func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader[*apisv1alpha2.APIExport],
+	schemas client.Reader[*apisv1alpha1.APIResourceSchema], index *tenancy.Index, crds *crd.Index, consumers *apiexport.Consumers,
+	deleteAll func(ctx context.Context, cluster string, def *apiextensionsv1.CustomResourceDefinition) error,
+	bindingInformer, exportInformer cache.SharedIndexInformer) *Controller {
+	return &Controller{
+		bindings: bindings, crds: crds, consumers: consumers,
+		bindingInformer: bindingInformer, exportInformer: exportInformer,
+		deletion: &deletionReconciler{
+			bound:     crds.Bound,
+			deleteAll: deleteAll,
+			forget:    func(cluster, binding string) { forget(crds, consumers, cluster, binding) },
+			update: func(ctx context.Context, cluster string, b *apisv1alpha2.APIBinding) error {
+				_, err := bindings.Update(ctx, cluster, "", b.Name, b)
+				return err
+			},
+		},
+		binding: &bindingReconciler{
+			resolve: index.Resolve,
+			path:    index.Path,
+			getExport: func(ctx context.Context, cluster, name string) (*apisv1alpha2.APIExport, error) {
+				return exports.Get(ctx, cluster, "", name)
+			},
+			getSchema: func(ctx context.Context, cluster, name string) (*apisv1alpha1.APIResourceSchema, error) {
+				return schemas.Get(ctx, cluster, "", name)
+			},
+			listCRDs: crds.List,
+		},
+	}
+}
+
+// forget stops serving a binding's resources and drops it from the
+// consumers of its export.
+func forget(crds *crd.Index, consumers *apiexport.Consumers, cluster, binding string) {
+	crds.RemoveBound(cluster, binding)
+	consumers.Set(cluster, binding, "", "")
+}
+
+// Run works until ctx is done.
+func (c *Controller) Run(ctx context.Context) {
+	r := runner.New("apibinding", 4, c.reconcile)
+	_ = r.EnqueueFrom(c.bindingInformer, runner.ObjectKeys)
+	// A change of an export (identity, resources) concerns its bindings,
+	// and every binding not bound yet.
+	_ = r.EnqueueUpdatesFrom(c.exportInformer, func(obj any) []runner.Key {
+		e, ok := obj.(*apisv1alpha2.APIExport)
+		if !ok {
+			return nil
+		}
+		var keys []runner.Key
+		for consumer, binding := range c.consumers.Of(e.Annotations[clusters.Annotation], e.Name) {
+			keys = append(keys, runner.Key{Cluster: consumer, Name: binding})
+		}
+		for _, o := range c.bindingInformer.GetStore().List() {
+			if b := o.(*apisv1alpha2.APIBinding); b.Status.Phase != apisv1alpha2.APIBindingPhaseBound {
+				keys = append(keys, runner.ObjectKeys(b)...)
+			}
+		}
+		return keys
+	})
+	r.Run(ctx)
+}
+
+func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
+	cluster, name := key.Cluster, key.Name
+	b, err := c.bindings.Get(ctx, cluster, "", name)
+	if apierrors.IsNotFound(err) {
+		forget(c.crds, c.consumers, cluster, name)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if b.DeletionTimestamp != nil {
+		return 0, c.deletion.reconcile(ctx, cluster, b)
+	}
+	want := b.DeepCopy()
+	if want.Status.Phase == "" {
+		want.Status.Phase = apisv1alpha2.APIBindingPhaseBinding
+	}
+	requeue, crds := c.binding.reconcile(ctx, cluster, want)
+	if crds != nil {
+		c.crds.SetBound(cluster, name, crds)
+		var accepted []string
+		for _, claim := range want.Status.AppliedPermissionClaims {
+			accepted = append(accepted, claim.Group+"/"+claim.Resource)
+		}
+		c.consumers.SetClaims(cluster, name, accepted)
+		c.consumers.Set(cluster, name, want.Status.APIExportClusterName, want.Spec.Reference.Export.Name)
+	}
+	if !equality.Semantic.DeepEqual(b.Status, want.Status) {
+		if _, err := c.bindings.UpdateStatus(ctx, cluster, "", name, want); err != nil {
+			return 0, err
+		}
+	}
+	return requeue, nil
+}

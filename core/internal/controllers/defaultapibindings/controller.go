@@ -1,0 +1,79 @@
+// Package defaultapibindings is the system:apibindings initializer: when a
+// workspace whose type (or a type it extends) lists defaultAPIBindings
+// initializes, it creates those APIBindings, waits until they are Bound,
+// then removes itself from the cluster's initializers.
+package defaultapibindings
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshplane/meshplane/core/internal/controllers/initializer"
+	"github.com/meshplane/meshplane/core/internal/reconciler/client"
+	"github.com/meshplane/meshplane/core/internal/tenancy"
+)
+
+const name = tenancyv1alpha1.WorkspaceAPIBindingsInitializer
+
+// Controller creates default APIBindings.
+type Controller struct {
+	Clients  tenancy.Clients
+	Index    *tenancy.Index
+	Types    *tenancy.Types
+	Bindings client.Client[*apisv1alpha2.APIBinding]
+}
+
+// New returns the controller.
+func New(clients tenancy.Clients, index *tenancy.Index, types *tenancy.Types, bindings client.Client[*apisv1alpha2.APIBinding]) *Controller {
+	return &Controller{Clients: clients, Index: index, Types: types, Bindings: bindings}
+}
+
+// Run works until ctx is done.
+func (c *Controller) Run(ctx context.Context) {
+	(&initializer.Initializer{Name: name, LogicalClusters: c.Clients.LogicalClusters, Index: c.Index, Step: c.step}).Run(ctx, 2)
+}
+
+func (c *Controller) step(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) (bool, time.Duration, error) {
+	typeID := lc.Annotations[tenancy.TypeAnnotation]
+	i := strings.LastIndex(typeID, ":")
+	t, err := c.Types.Resolve(ctx, tenancyv1alpha1.WorkspaceTypeReference{Path: typeID[:i], Name: tenancyv1alpha1.WorkspaceTypeName(typeID[i+1:])}, "")
+	if err != nil {
+		return false, 0, err
+	}
+	aliases, err := c.Types.Aliases(ctx, t)
+	if err != nil {
+		return false, 0, err
+	}
+	pending := false
+	for _, a := range aliases {
+		for _, ref := range a.Spec.DefaultAPIBindings {
+			path := ref.Path
+			if path == "" {
+				path = a.Path
+			}
+			b, err := c.Bindings.Get(ctx, cluster, "", ref.Export)
+			if apierrors.IsNotFound(err) {
+				b, err = c.Bindings.Create(ctx, cluster, "", &apisv1alpha2.APIBinding{
+					ObjectMeta: metav1.ObjectMeta{Name: ref.Export},
+					Spec: apisv1alpha2.APIBindingSpec{Reference: apisv1alpha2.BindingReference{
+						Export: &apisv1alpha2.ExportBindingReference{Path: path, Name: ref.Export}}},
+				})
+			}
+			if err != nil {
+				return false, 0, err
+			}
+			pending = pending || b.Status.Phase != apisv1alpha2.APIBindingPhaseBound
+		}
+	}
+	if pending {
+		return false, 500 * time.Millisecond, nil
+	}
+	return true, 0, nil
+}

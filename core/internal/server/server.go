@@ -1,0 +1,99 @@
+// Package server assembles the Meshplane core: etcd, storage partitioned by
+// logical cluster, the built-in APIs, authentication and authorization, and
+// the generic apiserver that serves them.
+//
+// It is built in stages, as kube-apiserver and the sample-apiserver are:
+// options.Options (flags) -> Complete -> NewConfig (files, certificates,
+// authentication, the generic server's config; nothing runs) ->
+// Config.Complete -> New (a Server; still nothing runs) -> Run (etcd, the
+// registries, the handler chain, the controllers, serving).
+package server
+
+import (
+	"context"
+	"net"
+	"strconv"
+
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/internal/adminkubeconfig"
+)
+
+// Server is a Meshplane core; Run serves it.
+type Server struct {
+	config completedConfig
+	store  *storageStage
+}
+
+// New returns the server of a completed config. It starts nothing.
+func (c CompletedConfig) New() (*Server, error) {
+	return &Server{config: *c.completedConfig}, nil
+}
+
+// Run starts etcd, builds the registries, authorizer, handlers and
+// controllers on it, and serves until ctx is done, then shuts down
+// gracefully.
+func (s *Server) Run(ctx context.Context) error {
+	defer s.Close()
+	store, err := startStorage(s.config.Options)
+	if err != nil {
+		return err
+	}
+	s.store = store
+	p, err := newParts(s.config, store.backend)
+	if err != nil {
+		return err
+	}
+	generic, err := p.newGenericServer()
+	if err != nil {
+		return err
+	}
+	opts := s.config.Options
+	kubeconfig, err := adminkubeconfig.Write(opts.KubeconfigPath, s.config.ExternalURL, s.config.CAFile, s.config.Tokens)
+	if err != nil {
+		return err
+	}
+	klog.InfoS("Serving", "address", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)), "kubeconfig", kubeconfig)
+	return generic.PrepareRun().RunWithContext(ctx)
+}
+
+// Close releases etcd and the audit log.
+func (s *Server) Close() {
+	if s.config.auditFile != nil {
+		_ = s.config.auditFile.Close()
+		s.config.auditFile = nil
+	}
+	if s.store != nil {
+		s.store.close()
+		s.store = nil
+	}
+}
+
+// newGenericServer completes the generic server's config with the
+// authorizer, admission and handler chain, builds it and installs the
+// APIs and the controllers' post-start hook.
+func (p *parts) newGenericServer() (*genericapiserver.GenericAPIServer, error) {
+	config := p.config.Generic
+	config.Authorization.Authorizer = p.authz
+	config.RuleResolver = p.rules
+	config.AdmissionControl = p.admission
+	config.BuildHandlerChainFunc = p.buildHandlerChain
+	config.AddHealthChecks(p.etcdCheck())
+	generic, err := config.Complete(nil).New("meshplane", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, err
+	}
+	if err := installBuiltin(generic, p.storage); err != nil {
+		return nil, err
+	}
+	if err := generic.InstallAPIGroup(p.crdGroup); err != nil {
+		return nil, err
+	}
+	if err := generic.AddPostStartHook("meshplane-controllers", func(ctx genericapiserver.PostStartHookContext) error {
+		return p.startControllers(ctx)
+	}); err != nil {
+		return nil, err
+	}
+	return generic, nil
+}
