@@ -101,9 +101,9 @@ func (c *Config) genericConfig() (*genericapiserver.Config, error) {
 		config.AuditBackend, config.AuditPolicyRuleEvaluator = backend, evaluator
 	}
 	namer := openapinamer.NewDefinitionNamer(builtinapi.Scheme, apiextensionsapiserver.Scheme)
-	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions.GetOpenAPIDefinitions, namer)
+	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions.Definitions, namer)
 	config.OpenAPIConfig.Info.Title = "Meshplane"
-	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions.GetOpenAPIDefinitions, namer)
+	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions.Definitions, namer)
 	config.OpenAPIV3Config.Info.Title = "Meshplane"
 	return config, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/controllers/namespace"
 	"github.com/meshplane/meshplane/core/internal/crd"
 	"github.com/meshplane/meshplane/core/internal/registry/builtin"
+	"github.com/meshplane/meshplane/core/internal/typeconverter"
 )
 
 // namespaceGetter reads namespaces for namespace admission.
@@ -37,7 +38,10 @@ func namespaceGetter(getter rest.Getter) namespacelifecycle.GetNamespace {
 	}
 }
 
-func installBuiltin(s *genericapiserver.GenericAPIServer, storage builtin.Storage) error {
+// installBuiltin installs the built-in groups. A group with a kind that
+// server-side apply would misread by reflection is then served again with
+// a type converter that reads it correctly (see internal/typeconverter).
+func installBuiltin(s *genericapiserver.GenericAPIServer, storage builtin.Storage, settings typeconverter.Settings) error {
 	groups := map[string]*genericapiserver.APIGroupInfo{}
 	var order []string
 	for _, gv := range builtinapi.GroupVersions {
@@ -60,8 +64,24 @@ func installBuiltin(s *genericapiserver.GenericAPIServer, storage builtin.Storag
 		if err := s.InstallAPIGroup(groups[g]); err != nil {
 			return fmt.Errorf("installing %s: %w", g, err)
 		}
+		if misread(groups[g]) {
+			if err := typeconverter.Reinstall(s, groups[g], genericapiserver.APIGroupPrefix, settings); err != nil {
+				return fmt.Errorf("installing %s: %w", g, err)
+			}
+		}
 	}
 	return nil
+}
+
+// misread tells whether server-side apply would misread a kind of the
+// group by reflection.
+func misread(info *genericapiserver.APIGroupInfo) bool {
+	for _, gv := range info.PrioritizedVersions {
+		if len(typeconverter.Affected(info.Scheme, gv)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // namespacedContents lists the built-in registries of namespaced objects.

@@ -13,11 +13,13 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"time"
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/internal/adminkubeconfig"
+	"github.com/meshplane/meshplane/core/internal/typeconverter"
 )
 
 // Server is a Meshplane core; Run serves it.
@@ -84,7 +86,9 @@ func (p *parts) newGenericServer() (*genericapiserver.GenericAPIServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := installBuiltin(generic, p.storage); err != nil {
+	settings := typeconverter.Settings{Admission: config.AdmissionControl,
+		MinRequestTimeout: time.Duration(config.MinRequestTimeout) * time.Second, MaxRequestBodyBytes: config.MaxRequestBodyBytes}
+	if err := installBuiltin(generic, p.storage, settings); err != nil {
 		return nil, err
 	}
 	if err := generic.InstallAPIGroup(p.crdGroup); err != nil {
