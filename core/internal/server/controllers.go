@@ -97,6 +97,9 @@ func (p *parts) bootstrapRoot(ctx context.Context) error {
 	if err := tenancy.Bootstrap(ctx, p.reg.tenancyClients(), p.externalURL); err != nil {
 		return err
 	}
+	if err := tenancy.EnsureShard(ctx, p.reg.shards, p.externalURL); err != nil {
+		return err
+	}
 	if !cache.WaitForCacheSync(ctx.Done(), p.index.HasSynced) {
 		return fmt.Errorf("logical cluster index did not sync")
 	}

@@ -34,6 +34,7 @@ type registries struct {
 	bindings            local.Client[*apisv1alpha2.APIBinding]
 	schemas             local.Client[*apisv1alpha1.APIResourceSchema]
 	slices              local.Client[*apisv1alpha1.APIExportEndpointSlice]
+	shards              local.Client[*corev1alpha1.Shard]
 
 	// namespaceStore and namespaceFinalize serve the namespace controller
 	// and namespace admission.
@@ -64,6 +65,7 @@ func newRegistries(s builtin.Storage) (*registries, error) {
 	r.bindings = clientOf[*apisv1alpha2.APIBinding](lookup(apisv1alpha2.SchemeGroupVersion, "apibindings"))
 	r.schemas = clientOf[*apisv1alpha1.APIResourceSchema](lookup(apisv1alpha1.SchemeGroupVersion, "apiresourceschemas"))
 	r.slices = clientOf[*apisv1alpha1.APIExportEndpointSlice](lookup(apisv1alpha1.SchemeGroupVersion, "apiexportendpointslices"))
+	r.shards = clientOf[*corev1alpha1.Shard](lookup(corev1alpha1.SchemeGroupVersion, "shards"))
 	var ok bool
 	if r.namespaceStore, ok = s[corev1.SchemeGroupVersion]["namespaces"].(namespace.Namespaces); !ok {
 		errs = append(errs, fmt.Errorf("no registry for namespaces"))

@@ -68,12 +68,12 @@ func BuiltinTypes() []*tenancyv1alpha1.WorkspaceType {
 // Bootstrap makes sure the root logical cluster, its default namespace and
 // the built-in workspace types exist. externalURL is the server's base URL.
 func Bootstrap(ctx context.Context, c Clients, externalURL string) error {
-	_, err := c.LogicalClusters.Get(ctx, clusters.Root, "", corev1alpha1.LogicalClusterName)
+	root, err := c.LogicalClusters.Get(ctx, clusters.Root, "", corev1alpha1.LogicalClusterName)
 	if apierrors.IsNotFound(err) {
 		lc := &corev1alpha1.LogicalCluster{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        corev1alpha1.LogicalClusterName,
-				Annotations: map[string]string{PathAnnotation: clusters.Root, TypeAnnotation: "root:root"},
+				Annotations: map[string]string{PathAnnotation: clusters.Root, TypeAnnotation: "root:root", ShardAnnotation: ShardName},
 			},
 			Status: corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseReady, URL: externalURL + "/clusters/root"},
 		}
@@ -82,6 +82,16 @@ func Bootstrap(ctx context.Context, c Clients, externalURL string) error {
 		}
 	} else if err != nil {
 		return err
+	} else if root.Annotations[ShardAnnotation] != ShardName {
+		// Made by a server that did not name its shard yet.
+		root = root.DeepCopy()
+		if root.Annotations == nil {
+			root.Annotations = map[string]string{}
+		}
+		root.Annotations[ShardAnnotation] = ShardName
+		if _, err := c.LogicalClusters.Update(ctx, clusters.Root, "", root.Name, root); err != nil {
+			return fmt.Errorf("annotating root logical cluster: %w", err)
+		}
 	}
 	if _, err := c.Namespaces.Create(ctx, clusters.Root, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating root's default namespace: %w", err)

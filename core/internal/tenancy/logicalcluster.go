@@ -22,7 +22,7 @@ func CreateLogicalCluster(ctx context.Context, lcs client.Writer[*corev1alpha1.L
 	lc := &corev1alpha1.LogicalCluster{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        corev1alpha1.LogicalClusterName,
-			Annotations: map[string]string{PathAnnotation: path, TypeAnnotation: typeID},
+			Annotations: map[string]string{PathAnnotation: path, TypeAnnotation: typeID, ShardAnnotation: ShardName},
 			Finalizers:  []string{corev1alpha1.LogicalClusterFinalizerName},
 			Labels:      LifecycleLabels(inits, nil),
 		},

@@ -34,3 +34,11 @@ func TestHomeClusterName(t *testing.T) {
 		}
 	}
 }
+
+// TestShardNameHash checks kcp's value for a shard name (from kcp's own
+// tests of the workspace metadata reconciler).
+func TestShardNameHash(t *testing.T) {
+	if got := ShardNameHash("shard-1"); got != "2e1tfbst" {
+		t.Errorf("ShardNameHash(shard-1) = %q, want kcp's 2e1tfbst", got)
+	}
+}

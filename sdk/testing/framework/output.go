@@ -65,34 +65,54 @@ func Table(out string) [][]string {
 }
 
 // TableRow returns the row of kubectl's table output whose first field is
-// name, and a function giving the cell under a header column.
+// name, and a function giving the cell under a header column. Cells are
+// read at their header's position (kubectl aligns them so), so an empty
+// cell reads as "" and does not shift the ones after it.
 func TableRow(t testing.TB, out, name string) (row []string, cell func(column string) string) {
 	t.Helper()
-	rows := Table(out)
-	if len(rows) == 0 {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) == 0 || strings.TrimSpace(lines[0]) == "" {
 		t.Fatalf("empty table output, expected a row for %q", name)
 	}
-	header := rows[0]
-	for _, r := range rows[1:] {
-		if r[0] == name {
-			row = r
+	header := lines[0]
+	var line string
+	for _, l := range lines[1:] {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+			line, row = l, f
 		}
 	}
 	if row == nil {
 		t.Fatalf("no row for %q in table:\n%s", name, out)
 	}
 	return row, func(column string) string {
-		for i, h := range header {
-			if h == column {
-				if i < len(row) {
-					return row[i]
-				}
+		starts := headerStarts(header)
+		for i, h := range strings.Fields(header) {
+			if h != column {
+				continue
+			}
+			if starts[i] >= len(line) {
 				return ""
 			}
+			end := len(line)
+			if i+1 < len(starts) && starts[i+1] < end {
+				end = starts[i+1]
+			}
+			return strings.TrimSpace(line[starts[i]:end])
 		}
-		t.Fatalf("no column %q in table header %v:\n%s", column, header, out)
+		t.Fatalf("no column %q in table header %q:\n%s", column, header, out)
 		return ""
 	}
+}
+
+// headerStarts are the offsets of the words of a table header.
+func headerStarts(header string) []int {
+	var starts []int
+	for i := 0; i < len(header); i++ {
+		if header[i] != ' ' && (i == 0 || header[i-1] == ' ') {
+			starts = append(starts, i)
+		}
+	}
+	return starts
 }
 
 // Names returns the non-empty lines of `kubectl -o name` output, sorted.

@@ -63,6 +63,12 @@ func (r *schedulingReconciler) reconcile(ctx context.Context, parent string, ws 
 		return err
 	}
 	ws = ws.DeepCopy()
+	if ws.Annotations == nil {
+		ws.Annotations = map[string]string{}
+	}
+	for k, v := range tenancy.ShardAnnotations(tenancy.ShardName) {
+		ws.Annotations[k] = v
+	}
 	ws.Spec.Cluster, ws.Spec.URL = cluster, url
 	ws.Spec.Type = &tenancyv1alpha1.WorkspaceTypeReference{Name: tenancyv1alpha1.WorkspaceTypeName(t.Name), Path: t.Path}
 	ws, err = r.update(ctx, parent, ws)

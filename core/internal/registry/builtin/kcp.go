@@ -46,12 +46,15 @@ var kcpResources = []resource{
 			return errs
 		},
 		columns: []column{
+			// As kcp prints them: the type's name (not its path), the
+			// region label, phase and URL.
 			{"Type", "string", func(o runtime.Object) any {
 				if t := o.(*tenancyv1alpha1.Workspace).Spec.Type; t != nil {
-					return t.String()
+					return string(t.Name)
 				}
 				return ""
 			}},
+			{"Region", "string", func(o runtime.Object) any { return label(o.(*tenancyv1alpha1.Workspace).Labels, "region") }},
 			{"Phase", "string", func(o runtime.Object) any { return string(o.(*tenancyv1alpha1.Workspace).Status.Phase) }},
 			{"URL", "string", func(o runtime.Object) any { return o.(*tenancyv1alpha1.Workspace).Spec.URL }},
 		}},
@@ -70,7 +73,12 @@ var kcpResources = []resource{
 	{gv: corev1alpha1.SchemeGroupVersion, plural: "shards", singular: "shard", kind: "Shard",
 		categories: []string{"kcp"}, nameFn: apivalidation.NameIsDNSSubdomain,
 		newFunc: func() runtime.Object { return &corev1alpha1.Shard{} },
-		newList: func() runtime.Object { return &corev1alpha1.ShardList{} }},
+		newList: func() runtime.Object { return &corev1alpha1.ShardList{} },
+		columns: []column{
+			{"Region", "string", func(o runtime.Object) any { return label(o.(*corev1alpha1.Shard).Labels, "region") }},
+			{"URL", "string", func(o runtime.Object) any { return o.(*corev1alpha1.Shard).Spec.BaseURL }},
+			{"External URL", "string", func(o runtime.Object) any { return o.(*corev1alpha1.Shard).Spec.ExternalURL }},
+		}},
 }
 
 func init() { resources = append(resources, kcpResources...) }
@@ -83,6 +91,15 @@ func workspaceName(name string, prefix bool) []string {
 	}
 	if !clusters.IsValidName(name) || len(name) > 63 {
 		return []string{"must consist of lower case alphanumeric characters or '-', start and end with an alphanumeric character, and be at most 63 characters"}
+	}
+	return nil
+}
+
+// label is a label's value, or nil when it is not set, as kcp's CRD
+// columns give it (kubectl prints an empty cell).
+func label(labels map[string]string, key string) any {
+	if v, ok := labels[key]; ok {
+		return v
 	}
 	return nil
 }

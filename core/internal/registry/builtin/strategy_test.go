@@ -371,7 +371,7 @@ func TestTables(t *testing.T) {
 		{tenant, "workspaces", &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "w", CreationTimestamp: created},
 			Spec:   tenancyv1alpha1.WorkspaceSpec{Type: &tenancyv1alpha1.WorkspaceTypeReference{Path: "root", Name: "universal"}, URL: "https://x/clusters/abc"},
 			Status: tenancyv1alpha1.WorkspaceStatus{Phase: corev1alpha1.LogicalClusterPhaseReady}},
-			[]string{"Name", "Type", "Phase", "URL", "Age"}, []any{"w", "root:universal", "Ready", "https://x/clusters/abc"}},
+			[]string{"Name", "Type", "Region", "Phase", "URL", "Age"}, []any{"w", "universal", nil, "Ready", "https://x/clusters/abc"}},
 		{corev1alpha1.SchemeGroupVersion, "logicalclusters", &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster", CreationTimestamp: created},
 			Status: corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseInitializing, URL: "https://x/clusters/abc"}},
 			[]string{"Name", "Phase", "URL", "Age"}, []any{"cluster", "Initializing", "https://x/clusters/abc"}},

@@ -100,11 +100,13 @@ func TestWorkspaceQuickStart(t *testing.T) {
 
 	out = k.Run(t, "get", "workspaces")
 	rows := framework.Table(out)
-	if want := []string{"NAME", "TYPE", "PHASE", "URL", "AGE"}; len(rows) == 0 || !slices.Equal(rows[0], want) {
+	if want := []string{"NAME", "TYPE", "REGION", "PHASE", "URL", "AGE"}; len(rows) == 0 || !slices.Equal(rows[0], want) {
 		t.Fatalf("kubectl get workspaces: expected columns %v, got:\n%s", want, out)
 	}
 	_, cell := framework.TableRow(t, out, "b")
-	framework.RequireEqual(t, cell("TYPE"), "root:universal", "TYPE of workspace b in kubectl get workspaces")
+	// kcp prints spec.type.name, not the type's path.
+	framework.RequireEqual(t, cell("TYPE"), "universal", "TYPE of workspace b in kubectl get workspaces")
+	framework.RequireEqual(t, cell("REGION"), "", "REGION of workspace b in kubectl get workspaces (no region label)")
 	framework.RequireEqual(t, cell("PHASE"), "Ready", "PHASE of workspace b in kubectl get workspaces")
 	framework.RequireEqual(t, cell("URL"), s.ClusterURL("root:"+org+":b"), "URL of workspace b in kubectl get workspaces")
 	framework.RequireEqual(t, len(rows), 2, fmt.Sprintf("number of rows in kubectl get workspaces in root:%s (header + b):\n%s", org, out))

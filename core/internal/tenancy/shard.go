@@ -1,0 +1,67 @@
+package tenancy
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"math/big"
+
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshplane/meshplane/core/internal/clusters"
+	"github.com/meshplane/meshplane/core/internal/reconciler/client"
+)
+
+// ShardName is the name of the one shard a Meshplane core is, as kcp names
+// its first shard.
+const ShardName = "root"
+
+// ShardAnnotation names the shard a LogicalCluster is scheduled on; kcp
+// sets it on the LogicalCluster and on its owner (the Workspace).
+const ShardAnnotation = corev1alpha1.LogicalClusterShardAnnotationKey
+
+// ShardHashAnnotation is the older form kcp's scheduler still writes on
+// Workspaces: ShardNameHash of the shard's name.
+const ShardHashAnnotation = "internal.tenancy.kcp.io/shard"
+
+// ShardNameHash is kcp's short hash of a shard name: the first 8 lower-case
+// base36 digits of sha224(name).
+func ShardNameHash(name string) string {
+	sum := sha256.Sum224([]byte(name))
+	s := new(big.Int).SetBytes(sum[:]).Text(36)
+	return s[:8]
+}
+
+// ShardAnnotations are the annotations kcp puts on a Workspace scheduled
+// on shard name.
+func ShardAnnotations(name string) map[string]string {
+	return map[string]string{ShardAnnotation: name, ShardHashAnnotation: ShardNameHash(name)}
+}
+
+// EnsureShard registers the server as Shard ShardName in root, with its
+// URLs; an existing Shard gets the URLs of this start.
+func EnsureShard(ctx context.Context, shards client.Client[*corev1alpha1.Shard], externalURL string) error {
+	spec := corev1alpha1.ShardSpec{BaseURL: externalURL, ExternalURL: externalURL, VirtualWorkspaceURL: externalURL}
+	existing, err := shards.Get(ctx, clusters.Root, "", ShardName)
+	if apierrors.IsNotFound(err) {
+		shard := &corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: ShardName}, Spec: spec}
+		if _, err := shards.Create(ctx, clusters.Root, "", shard); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("registering shard %s: %w", ShardName, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading shard %s: %w", ShardName, err)
+	}
+	if existing.Spec == spec {
+		return nil
+	}
+	existing = existing.DeepCopy()
+	existing.Spec = spec
+	if _, err := shards.Update(ctx, clusters.Root, "", ShardName, existing); err != nil {
+		return fmt.Errorf("updating shard %s: %w", ShardName, err)
+	}
+	return nil
+}
