@@ -90,6 +90,7 @@ func AddToScheme(s *runtime.Scheme) error {
 	if err := s.SetVersionPriority(apisv1alpha2.SchemeGroupVersion, apisv1alpha1.SchemeGroupVersion); err != nil {
 		return err
 	}
+	addDefaults(s)
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
 	s.AddUnversionedTypes(schema.GroupVersion{Version: "v1"},
 		&metav1.Status{}, &metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{})

@@ -58,6 +58,19 @@ func (s *store) key(ctx context.Context, key string, allowWildcard bool) (string
 	return s.prefix + "/" + cluster + rest, nil
 }
 
+// checkResourceVersion refuses a resourceVersion that is no number with a
+// 400, as lists do; the stores below report it to a watch as an internal
+// error.
+func checkResourceVersion(rv string) error {
+	if rv == "" {
+		return nil
+	}
+	if _, err := (storage.APIObjectVersioner{}).ParseResourceVersion(rv); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v", err))
+	}
+	return nil
+}
+
 // stamp records the cluster of ctx on obj.
 func stamp(ctx context.Context, obj runtime.Object) error {
 	cluster, ok := clusters.From(ctx)
@@ -103,6 +116,9 @@ func (s *store) Delete(ctx context.Context, key string, out runtime.Object, prec
 func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
 	k, err := s.key(ctx, key, true)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkResourceVersion(opts.ResourceVersion); err != nil {
 		return nil, err
 	}
 	if clusters.IsWildcard(ctx) {

@@ -70,3 +70,15 @@ func TestStampAndFilter(t *testing.T) {
 		t.Errorf("filterList kept %d items, want the 2 of cluster a", len(list.Items))
 	}
 }
+
+func TestCheckResourceVersion(t *testing.T) {
+	for rv, ok := range map[string]bool{"": true, "0": true, "12345": true, "abc": false, "-1": false} {
+		err := checkResourceVersion(rv)
+		if ok != (err == nil) {
+			t.Errorf("resourceVersion %q: got %v", rv, err)
+		}
+		if err != nil && !apierrors.IsBadRequest(err) {
+			t.Errorf("resourceVersion %q: want a 400, got %v", rv, err)
+		}
+	}
+}
