@@ -1,5 +1,6 @@
 // Package workspacetype publishes, in each WorkspaceType's status, the
-// URLs of the virtual workspaces its initializer and terminator use.
+// URLs of the virtual workspaces its initializer and terminator use, with
+// the conditions VirtualWorkspaceURLsReady and Ready.
 package workspacetype
 
 import (
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/cache"
@@ -55,12 +57,15 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 		vws = append(vws, tenancyv1alpha1.VirtualWorkspace{URL: c.externalURL + "/services/terminatingworkspaces/" + id,
 			Type: tenancyv1alpha1.VirtualWorkspaceTypeTerminating})
 	}
-	if reflect.DeepEqual(wt.Status.VirtualWorkspaces, vws) && conditions.IsTrue(wt, tenancyv1alpha1.WorkspaceTypeVirtualWorkspaceURLsReady) {
+	if reflect.DeepEqual(wt.Status.VirtualWorkspaces, vws) && conditions.IsTrue(wt, tenancyv1alpha1.WorkspaceTypeVirtualWorkspaceURLsReady) &&
+		conditions.IsTrue(wt, conditionsv1alpha1.ReadyCondition) {
 		return 0, nil
 	}
 	wt = wt.DeepCopy()
 	wt.Status.VirtualWorkspaces = vws
 	conditions.MarkTrue(wt, tenancyv1alpha1.WorkspaceTypeVirtualWorkspaceURLsReady)
+	// Ready summarizes the other conditions, as kcp's controller sets it.
+	conditions.SetSummary(wt)
 	_, err = c.types.UpdateStatus(ctx, cluster, "", wt.Name, wt)
 	return 0, err
 }

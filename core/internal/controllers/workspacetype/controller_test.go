@@ -66,6 +66,9 @@ func TestReconcile(t *testing.T) {
 			if f.status == nil || !conditions.IsTrue(f.status, tenancyv1alpha1.WorkspaceTypeVirtualWorkspaceURLsReady) {
 				t.Fatalf("status written = %v, want URLs ready", f.status)
 			}
+			if !conditions.IsTrue(f.status, "Ready") {
+				t.Errorf("conditions = %v, want Ready", f.status.Status.Conditions)
+			}
 			vws := f.status.Status.VirtualWorkspaces
 			if len(vws) != len(tt.wantTypes) {
 				t.Fatalf("virtual workspaces = %v, want types %v", vws, tt.wantTypes)
