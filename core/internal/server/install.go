@@ -16,6 +16,7 @@ import (
 
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
+	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/controllers/namespace"
 	"github.com/meshplane/meshplane/core/internal/crd"
 	"github.com/meshplane/meshplane/core/internal/registry/builtin"
@@ -36,6 +37,17 @@ func namespaceGetter(getter rest.Getter) namespacelifecycle.GetNamespace {
 		}
 		return obj.(*corev1.Namespace), nil
 	}
+}
+
+// clusterDeleting tells namespace admission whether the request's logical
+// cluster is being deleted.
+func (p *parts) clusterDeleting(ctx context.Context) bool {
+	cluster, ok := clusters.From(ctx)
+	if !ok {
+		return false
+	}
+	lc, ok := p.index.Get(cluster)
+	return ok && lc.DeletionTimestamp != nil
 }
 
 // installBuiltin installs the built-in groups. A group with a kind that

@@ -63,8 +63,10 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers}
 	p.newAuthorizer()
 	builtin.AddReviews(p.storage, c.TokenAuthenticator, p.authz, p.rules)
+	namespaces := namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore))
+	namespaces.Deleting = p.clusterDeleting
 	p.admission = admission.NewChainHandler(
-		namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore)),
+		namespaces,
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(p.index.Resolve, p.authz),
 	)
