@@ -16,6 +16,7 @@ import (
 
 	apibindingadmission "github.com/meshplane/meshplane/core/internal/admission/apibinding"
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
+	"github.com/meshplane/meshplane/core/internal/admission/reservedmetadata"
 	workspaceadmission "github.com/meshplane/meshplane/core/internal/admission/workspace"
 	"github.com/meshplane/meshplane/core/internal/apiexport"
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
@@ -69,6 +70,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 		namespaces,
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(p.index.Resolve, p.authz),
+		reservedmetadata.New(),
 	)
 	return p, p.newCRDHandler()
 }
