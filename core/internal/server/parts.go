@@ -99,6 +99,7 @@ func (p *parts) newStorage() error {
 	if err != nil {
 		return err
 	}
+	crd.AllowDotlessGroups(p.crds.Store)
 	p.crdIndex = crd.NewIndex(p.crds)
 	return nil
 }
