@@ -122,3 +122,14 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 	}
 	return authorizer.DecisionDeny, fmt.Sprintf("access to workspace %s denied", path), nil
 }
+
+// NewBind returns the authorizer of the verb "bind" on APIExports, asked
+// in the export's cluster: system:masters, the bootstrap policy and the
+// cluster's RBAC, without the workspace access rule. As in kcp, a user
+// granted bind on apiexports/<name> may bind the export without access to
+// the rest of the provider's workspace.
+func NewBind(stored rbac.RuleSource) authorizer.Authorizer {
+	boot := rbac.New(bootstrap.Source{}, clusters.From)
+	local := rbac.New(withBootstrapRoles{stored}, clusters.From)
+	return union.New(authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup), boot, local)
+}

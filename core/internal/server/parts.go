@@ -69,7 +69,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	p.admission = admission.NewChainHandler(
 		namespaces,
 		workspaceadmission.New(p.types, p.index, p.authz),
-		apibindingadmission.New(p.index.Resolve, p.authz),
+		apibindingadmission.New(p.index.Resolve, authorization.NewBind(rbacSource(p.storage))),
 		reservedmetadata.New(),
 	)
 	return p, p.newCRDHandler()

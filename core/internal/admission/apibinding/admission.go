@@ -1,6 +1,7 @@
 // Package apibinding admits APIBindings only for users allowed to bind the
 // referenced APIExport: verb "bind" on apiexports/<name> in the export's
-// workspace, as kcp requires.
+// workspace, as kcp requires (and, as in kcp, nothing more there: the
+// authorizer it is given does not ask for access to that workspace).
 package apibinding
 
 import (
