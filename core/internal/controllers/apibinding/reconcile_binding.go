@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
@@ -95,6 +96,14 @@ func (r *bindingReconciler) reconcile(ctx context.Context, cluster string, b *ap
 		apisv1alpha2.PermissionClaimsValid, apisv1alpha2.PermissionClaimsApplied} {
 		conditions.MarkTrue(b, t)
 	}
+	if invalid := unexpectedClaims(export, b); len(invalid) > 0 {
+		shown := invalid
+		if len(shown) > 10 {
+			shown = shown[:10]
+		}
+		conditions.MarkFalse(b, apisv1alpha2.PermissionClaimsValid, apisv1alpha2.InvalidPermissionClaimsReason, conditionsv1alpha1.ConditionSeverityError,
+			"%d unexpected and/or invalid permission claims (showing first %d): %s", len(invalid), len(shown), errorList(shown))
+	}
 	conditions.MarkTrue(b, conditionsv1alpha1.ReadyCondition)
 	if crds == nil {
 		crds = []*apiextensionsv1.CustomResourceDefinition{}
@@ -120,6 +129,29 @@ func (r *bindingReconciler) conflict(cluster, binding string, def *apiextensions
 }
 
 // claimed reports whether the export makes the claim a binding accepts.
+// unexpectedClaims describes, as kcp does, the accepted claims the export
+// does not make: another resource, or an identity hash that is not the one
+// the export claims (for instance one no export has).
+func unexpectedClaims(export *apisv1alpha2.APIExport, b *apisv1alpha2.APIBinding) []string {
+	var out []string
+	for _, c := range b.Spec.PermissionClaims {
+		if c.State == apisv1alpha2.ClaimAccepted && !claimed(export, c.PermissionClaim) {
+			out = append(out, fmt.Sprintf("unexpected/invalid claim for %s.%s (identity %q)", c.Resource, c.Group, c.IdentityHash))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// errorList renders messages as an aggregate error does: one as is, more
+// in brackets.
+func errorList(msgs []string) string {
+	if len(msgs) == 1 {
+		return msgs[0]
+	}
+	return "[" + strings.Join(msgs, ", ") + "]"
+}
+
 func claimed(export *apisv1alpha2.APIExport, claim apisv1alpha2.PermissionClaim) bool {
 	return slices.ContainsFunc(export.Spec.PermissionClaims, func(c apisv1alpha2.PermissionClaim) bool { return c.EqualGRI(claim) })
 }

@@ -40,11 +40,7 @@ var apisResources = []resource{
 			return nil
 		},
 		validateUpdate: func(obj, old runtime.Object) field.ErrorList {
-			b, o := obj.(*apisv1alpha2.APIBinding), old.(*apisv1alpha2.APIBinding)
-			if !equality.Semantic.DeepEqual(b.Spec.Reference, o.Spec.Reference) {
-				return field.ErrorList{field.Invalid(field.NewPath("spec", "reference"), b.Spec.Reference, "field is immutable")}
-			}
-			return nil
+			return validateBindingUpdate(obj.(*apisv1alpha2.APIBinding), old.(*apisv1alpha2.APIBinding))
 		},
 		columns: []column{
 			{"Export", "string", func(o runtime.Object) any {
@@ -76,3 +72,25 @@ var apisResources = []resource{
 }
 
 func init() { resources = append(resources, apisResources...) }
+
+// validateBindingUpdate enforces the transition rules of kcp's APIBinding
+// schema (self == oldSelf), with their messages: the export reference and
+// the selector of an accepted claim do not change.
+func validateBindingUpdate(b, o *apisv1alpha2.APIBinding) field.ErrorList {
+	var errs field.ErrorList
+	if !equality.Semantic.DeepEqual(b.Spec.Reference, o.Spec.Reference) {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "reference"), "object", "APIExport reference must not be changed"))
+	}
+	type key struct{ group, resource, identityHash string }
+	old := map[key]apisv1alpha2.PermissionClaimSelector{}
+	for _, c := range o.Spec.PermissionClaims {
+		old[key{c.Group, c.Resource, c.IdentityHash}] = c.Selector
+	}
+	for i, c := range b.Spec.PermissionClaims {
+		if sel, ok := old[key{c.Group, c.Resource, c.IdentityHash}]; ok && !equality.Semantic.DeepEqual(sel, c.Selector) {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "permissionClaims").Index(i).Child("selector"), "object",
+				"Permission claim selector is immutable"))
+		}
+	}
+	return errs
+}
