@@ -13,7 +13,9 @@
 // claim back.
 //
 // Unstructured converts the object with runtime.DefaultUnstructuredConverter
-// (which reads such structs correctly) before the stock converter sees it.
+// (which reads such structs correctly) before the stock converter sees it,
+// and drops list-map keys spelled out at their default from applied
+// objects, which the typed objects never store.
 // Affected tells which kinds of a scheme need it, and Reinstall serves a
 // group installed by the generic server again with the fixed converter,
 // leaving discovery and OpenAPI as the generic server made them.
@@ -29,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
@@ -43,18 +46,103 @@ type unstructuredConverter struct {
 }
 
 func (c unstructuredConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
-	if _, ok := obj.(*unstructured.Unstructured); !ok && obj != nil {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		if obj == nil {
+			return c.TypeConverter.ObjectToTyped(obj, opts...)
+		}
 		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
 			return nil, fmt.Errorf("converting %T to unstructured: %w", obj, err)
 		}
-		u := &unstructured.Unstructured{Object: content}
+		u = &unstructured.Unstructured{Object: content}
 		// ToUnstructured drops an empty TypeMeta; the stock converter reads
 		// the kind from the object either way.
 		u.GetObjectKind().SetGroupVersionKind(obj.GetObjectKind().GroupVersionKind())
-		obj = u
+		return c.TypeConverter.ObjectToTyped(u, opts...)
 	}
-	return c.TypeConverter.ObjectToTyped(obj, opts...)
+	tv, err := c.TypeConverter.ObjectToTyped(u, opts...)
+	if err != nil {
+		return nil, err
+	}
+	// An applied object may spell out a list-map key at its default ("group:
+	// \"\""), which the stored typed object omits: the merge would see a
+	// change on every apply and write the object again. Such keys say
+	// nothing (a missing key is its default), so they are dropped.
+	content := u.UnstructuredContent()
+	if !dropDefaultKeys(tv.Schema(), tv.TypeRef(), content, false) {
+		return tv, nil
+	}
+	content = runtime.DeepCopyJSON(content)
+	dropDefaultKeys(tv.Schema(), tv.TypeRef(), content, true)
+	return c.TypeConverter.ObjectToTyped(&unstructured.Unstructured{Object: content}, opts...)
+}
+
+// dropDefaultKeys finds (and, when drop is set, deletes) the key fields of
+// associative list items whose value is the key's default, in v of type
+// tr. It tells whether there are any.
+func dropDefaultKeys(s *smdschema.Schema, tr smdschema.TypeRef, v any, drop bool) bool {
+	atom, ok := s.Resolve(tr)
+	if !ok {
+		return false
+	}
+	found := false
+	switch {
+	case atom.Map != nil:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, fv := range m {
+			ft := atom.Map.ElementType
+			if f, ok := atom.Map.FindField(k); ok {
+				ft = f.Type
+			}
+			if dropDefaultKeys(s, ft, fv, drop) {
+				found = true
+			}
+		}
+	case atom.List != nil:
+		l, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		var item *smdschema.Map
+		if atom.List.ElementRelationship == smdschema.Associative && len(atom.List.Keys) > 0 {
+			if a, ok := s.Resolve(atom.List.ElementType); ok {
+				item = a.Map
+			}
+		}
+		for _, e := range l {
+			if m, ok := e.(map[string]any); ok && item != nil {
+				for _, key := range atom.List.Keys {
+					f, ok := item.FindField(key)
+					if val, present := m[key]; ok && present && scalarEqual(val, f.Default) {
+						found = true
+						if drop {
+							delete(m, key)
+						}
+					}
+				}
+			}
+			if dropDefaultKeys(s, atom.List.ElementType, e, drop) {
+				found = true
+			}
+		}
+	}
+	return found
+}
+
+// scalarEqual tells whether v is the scalar default d.
+func scalarEqual(v, d any) bool {
+	switch d.(type) {
+	case string, bool, int64, float64:
+		switch v.(type) {
+		case string, bool, int64, float64:
+			return v == d
+		}
+	}
+	return false
 }
 
 // misreadDepth is the inline nesting at which reflection misreads fields:

@@ -142,6 +142,10 @@ func TestApplyKeepsClaims(t *testing.T) {
 	if g := got[0].(map[string]any)["group"]; g != "tenancy.kcp.io" {
 		t.Errorf("first claim's group = %v, want tenancy.kcp.io", g)
 	}
+	// Applying what is stored changes nothing, so nothing is written.
+	if cmp, err := live.Compare(merged); err != nil || !cmp.IsSame() {
+		t.Errorf("applying the stored claims again changes the object: %v (%v)", cmp, err)
+	}
 	set, err := merged.ToFieldSet()
 	if err != nil {
 		t.Fatal(err)

@@ -76,6 +76,16 @@ func TestServerSideApplyKeepsPermissionClaims(t *testing.T) {
 	kp.RunStdin(t, strings.Replace(claimsExport, "- resource: configmaps", "- group: \"\"\n    resource: configmaps", 1),
 		"apply", "--server-side", "--field-manager", "other-controller", "-f", "-")
 	requireClaims(t, s, provider.Path, framework.APIExportGVR.Resource, "claims", "APIExport after an apply by a second manager with group \"\"")
+	// Applying the same again writes nothing (a key spelled at its default
+	// is no change).
+	rv := func() string {
+		return kp.Run(t, "get", "apiexport", "claims", "-o", "jsonpath={.metadata.resourceVersion}")
+	}
+	s.WaitExportIdentity(t, provider, "claims") // the controller's last write
+	before := rv()
+	kp.RunStdin(t, strings.Replace(claimsExport, "- resource: configmaps", "- group: \"\"\n    resource: configmaps", 1),
+		"apply", "--server-side", "--field-manager", "other-controller", "-f", "-")
+	framework.RequireEqual(t, rv(), before, "resourceVersion of the APIExport after applying the same claims again")
 
 	kc := s.KubectlFor(consumer.Path)
 	for i, group := range []string{"", "group: \"\"\n    ", ""} {
