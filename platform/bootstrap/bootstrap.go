@@ -10,18 +10,14 @@ package bootstrap
 import (
 	"context"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
-	"reflect"
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -145,80 +141,12 @@ func apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructu
 	return nil
 }
 
-// ensure creates obj, or, when it exists and differs in a field obj sets,
-// merge-patches obj's fields onto it; an object that already holds every
-// field is not written at all, so a restart changes nothing. (Server-side
-// apply would be the natural tool, but a second apply of an APIBinding
-// corrupts its permissionClaims list in the core today: the list's map keys
-// are omitted when empty. See docs/platform.md.)
+// ensure server-side applies obj with the bootstrap's field manager
+// (forcing ownership of the fields it sets). An apply that changes nothing
+// writes nothing, so a restart changes nothing.
 func ensure(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
-	_, err := client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
-	if !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	live, err := client.Get(ctx, obj.GetName(), metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	desired := obj.DeepCopy().Object
-	delete(desired, "metadata")
-	if contains(live.Object, desired) {
-		return nil
-	}
-	data, err := json.Marshal(desired)
-	if err != nil {
-		return err
-	}
-	_, err = client.Patch(ctx, obj.GetName(), types.MergePatchType, data, metav1.PatchOptions{FieldManager: FieldManager})
+	_, err := client.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	return err
-}
-
-// contains reports whether every field of want is in have with the same
-// value; an empty string, list or map in want also matches an absent field
-// (the server omits empty values).
-func contains(have, want any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		h, _ := have.(map[string]any)
-		for k, wv := range w {
-			hv, ok := h[k]
-			if !ok {
-				if !isEmpty(wv) {
-					return false
-				}
-				continue
-			}
-			if !contains(hv, wv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		h, ok := have.([]any)
-		if !ok || len(h) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !contains(h[i], w[i]) {
-				return false
-			}
-		}
-		return true
-	default:
-		return reflect.DeepEqual(have, want)
-	}
-}
-
-func isEmpty(v any) bool {
-	switch v := v.(type) {
-	case string:
-		return v == ""
-	case []any:
-		return len(v) == 0
-	case map[string]any:
-		return len(v) == 0
-	}
-	return v == nil
 }
 
 // folder reads the embedded manifests/<name>.
