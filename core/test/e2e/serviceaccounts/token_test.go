@@ -40,6 +40,10 @@ func TestTokenRequestPerWorkspace(t *testing.T) {
 	out, stderr, err = asA.RunErr(t, "get", "secrets", "-n", "team")
 	framework.RequireFails(t, out, stderr, err, "robot listing secrets", "forbidden")
 
+	// Without a workspace in the URL, the token's own workspace, as in kcp.
+	framework.RequireEqual(t, strings.TrimSpace(tokenKubectl(t, s, "", tokenA).Run(t, "get", "configmap", "cfg", "-n", "team", "-o", "jsonpath={.data.k}")),
+		"v", "robot reading a configmap through the base URL (no /clusters/ in it)")
+
 	// In another workspace, with a same-named ServiceAccount bound to the
 	// same Role there: 401.
 	requireUnauthorized(t, asAinB, "robot of a using its token in b", "get", "configmaps", "-n", "team")
