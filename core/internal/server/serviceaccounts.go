@@ -141,6 +141,10 @@ func (p *parts) installServiceAccounts(inf informers) controller {
 			ServiceAccounts: inf.of(p.reg.serviceAccounts.Storage, &corev1.ServiceAccount{}),
 			RootCAs:         rootCAs,
 			TokenSecrets:    p.serviceAccounts.tokenSecrets,
+			ClusterDeleting: func(cluster string) bool {
+				lc, ok := p.index.Get(cluster)
+				return ok && lc.DeletionTimestamp != nil
+			},
 		})
 	return withInformers{controller: c, informers: []cache.SharedIndexInformer{rootCAs, p.serviceAccounts.tokenSecrets}}
 }

@@ -45,6 +45,9 @@ type Informers struct {
 	ServiceAccounts cache.SharedIndexInformer
 	RootCAs         cache.SharedIndexInformer
 	TokenSecrets    cache.SharedIndexInformer
+	// ClusterDeleting reports whether a logical cluster is being deleted:
+	// nothing is created in it any more (its keys are being purged).
+	ClusterDeleting func(cluster string) bool
 }
 
 // Controller reconciles namespaces and token Secrets.
@@ -164,7 +167,7 @@ func (c *Controller) tokenSecretsOf(obj any) []runner.Key {
 
 func (c *Controller) reconcileNamespace(ctx context.Context, key runner.Key) (time.Duration, error) {
 	ns := cached[corev1.Namespace](c.inf.Namespaces, key.Cluster, "", key.Name)
-	if ns == nil || ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+	if ns == nil || ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating || c.clusterDeleting(key.Cluster) {
 		return 0, nil
 	}
 	if err := c.defaultSA.reconcile(ctx, key.Cluster, ns.Name); err != nil {
@@ -173,13 +176,17 @@ func (c *Controller) reconcileNamespace(ctx context.Context, key runner.Key) (ti
 	return 0, c.rootCA.reconcile(ctx, key.Cluster, ns.Name)
 }
 
+func (c *Controller) clusterDeleting(cluster string) bool {
+	return c.inf.ClusterDeleting != nil && c.inf.ClusterDeleting(cluster)
+}
+
 func (c *Controller) reconcileTokenSecret(ctx context.Context, key runner.Key) (time.Duration, error) {
 	s := cached[corev1.Secret](c.inf.TokenSecrets, key.Cluster, key.Namespace, key.Name)
 	if s == nil || s.DeletionTimestamp != nil || s.Type != corev1.SecretTypeServiceAccountToken {
 		return 0, nil
 	}
 	ns := cached[corev1.Namespace](c.inf.Namespaces, key.Cluster, "", key.Namespace)
-	if ns != nil && ns.DeletionTimestamp != nil {
+	if (ns != nil && ns.DeletionTimestamp != nil) || c.clusterDeleting(key.Cluster) {
 		return 0, nil
 	}
 	return 0, c.tokens.reconcile(ctx, key.Cluster, s)
