@@ -62,6 +62,15 @@ func TestTokenRequestPerWorkspace(t *testing.T) {
 	other := strings.TrimSpace(a.Run(t, "create", "token", "robot", "-n", "team", "--audience=vault"))
 	requireUnauthorized(t, tokenKubectl(t, s, wss[0].Path, other), "a token for audience vault", "get", "configmaps", "-n", "team")
 
+	// A token bound to a Secret dies with the Secret.
+	a.Run(t, "create", "secret", "generic", "binder", "-n", "team")
+	bound := strings.TrimSpace(a.Run(t, "create", "token", "robot", "-n", "team", "--bound-object-kind=Secret", "--bound-object-name=binder"))
+	asBound := tokenKubectl(t, s, wss[0].Path, bound)
+	framework.RequireEqual(t, strings.TrimSpace(asBound.Run(t, "get", "configmap", "cfg", "-n", "team", "-o", "jsonpath={.data.k}")), "v",
+		"robot reading with a token bound to Secret binder")
+	a.Run(t, "delete", "secret", "binder", "-n", "team")
+	eventuallyUnauthorized(t, asBound, "the token bound to Secret binder to be refused after deleting binder", "get", "configmaps", "-n", "team")
+
 	// Deleting the ServiceAccount ends its tokens.
 	a.Run(t, "delete", "serviceaccount", "robot", "-n", "team")
 	eventuallyUnauthorized(t, asA, "robot's token to be refused after deleting robot", "get", "configmaps", "-n", "team")
