@@ -12,14 +12,17 @@ import (
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/discovery"
 	"github.com/meshplane/meshplane/core/internal/openapi/clusterspec"
+	"github.com/meshplane/meshplane/core/internal/serviceaccount"
 	"github.com/meshplane/meshplane/core/internal/tenancy/home"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
 	"github.com/meshplane/meshplane/core/internal/virtual/lifecycle"
 )
 
 // buildHandlerChain is the generic server's BuildHandlerChainFunc. From
-// the outside in: the virtual workspace filters and the cluster path
-// filter (before the generic chain parses the request), the generic
+// the outside in: the virtual workspace filters, the service-account
+// rewrite (a request without a cluster goes to its token's cluster, as in
+// kcp) and the cluster path filter (before the generic chain parses the
+// request), the generic
 // chain (authentication, audit, authorization), the cluster checks, and
 // then the handlers: home workspace, discovery, OpenAPI, custom resources
 // and finally apiHandler (the built-in APIs).
@@ -31,6 +34,7 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: api}
 	chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(homes), c)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
+	chain = serviceaccount.WithClusterFromToken(chain, clusters.Prefix, clusters.IsValidName)
 	return apiexportvw.WithVirtualWorkspace(lifecycle.WithVirtualWorkspaces(chain), p.exports)
 }
 

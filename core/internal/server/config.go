@@ -20,6 +20,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/certs"
 	"github.com/meshplane/meshplane/core/internal/openapi/definitions"
 	"github.com/meshplane/meshplane/core/internal/server/options"
+	"github.com/meshplane/meshplane/core/internal/serviceaccount"
 )
 
 // Config is everything the server needs that no running process does:
@@ -33,6 +34,10 @@ type Config struct {
 	// CAFile signs the serving certificate; Tokens are the admin tokens.
 	CAFile string
 	Tokens adminkubeconfig.Tokens
+	// ServiceAccountKeys sign and verify service-account tokens;
+	// ServiceAccountIssuer mints them.
+	ServiceAccountKeys   *serviceaccount.Keys
+	ServiceAccountIssuer *serviceaccount.Issuer
 
 	auditFile *os.File
 }
@@ -68,6 +73,9 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 		return nil, err
 	}
 	c := &Config{Options: opts, TokenAuthenticator: tokenAuthn, CAFile: caFile, Tokens: tokens}
+	if err := c.loadServiceAccountKeys(); err != nil {
+		return nil, err
+	}
 	if c.Generic, err = c.genericConfig(); err != nil {
 		c.closeAudit()
 		return nil, err

@@ -58,9 +58,10 @@ func (i informers) start(ctx context.Context) {
 // startControllers is the post-start hook: the controllers that need no
 // root workspace, then root's bootstrap, then the workspace tree's.
 func (p *parts) startControllers(ctx context.Context) error {
-	inf := informers{}
+	// The service-account authenticator reads this informer too.
+	inf := informers{reflect.TypeOf(&corev1.ServiceAccount{}): p.serviceAccounts.informer}
 	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installAPIBinding(inf),
-		p.installDefaultAPIBindings()}
+		p.installDefaultAPIBindings(), p.installServiceAccounts(inf), p.installClusterRoleAggregation(inf)}
 	afterRoot := []controller{p.installWorkspace(inf), p.installLogicalCluster(), p.installUniversal(), p.installWorkspaceType(inf)}
 	go p.crdIndex.Run(ctx)
 	inf.start(ctx)

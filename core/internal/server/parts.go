@@ -10,6 +10,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apiserver/pkg/admission"
+	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -52,6 +53,10 @@ type parts struct {
 	crdGroup    *genericapiserver.APIGroupInfo
 	crdHandler  *crd.Handler
 	externalURL string
+
+	// serviceAccounts: the service-account token authenticator and the
+	// informers it and the service account controller share.
+	serviceAccounts *serviceAccounts
 }
 
 func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) {
@@ -63,7 +68,10 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	p.types = &tenancy.Types{Index: p.index, Store: p.reg.workspaceTypes}
 	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers}
 	p.newAuthorizer()
-	builtin.AddReviews(p.storage, c.TokenAuthenticator, p.authz, p.rules)
+	if err := p.newServiceAccounts(); err != nil {
+		return nil, err
+	}
+	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator), p.authz, p.rules)
 	namespaces := namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore))
 	namespaces.Deleting = p.clusterDeleting
 	p.admission = admission.NewChainHandler(

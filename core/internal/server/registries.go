@@ -29,6 +29,9 @@ type registries struct {
 	workspaceTypes      local.Client[*tenancyv1alpha1.WorkspaceType]
 	namespaces          local.Client[*corev1.Namespace]
 	secrets             local.Client[*corev1.Secret]
+	serviceAccounts     local.Client[*corev1.ServiceAccount]
+	configMaps          local.Client[*corev1.ConfigMap]
+	clusterRoles        local.Client[*rbacv1.ClusterRole]
 	clusterRoleBindings local.Client[*rbacv1.ClusterRoleBinding]
 	exports             local.Client[*apisv1alpha2.APIExport]
 	bindings            local.Client[*apisv1alpha2.APIBinding]
@@ -60,6 +63,9 @@ func newRegistries(s builtin.Storage) (*registries, error) {
 	r.workspaceTypes = clientOf[*tenancyv1alpha1.WorkspaceType](lookup(tenancyv1alpha1.SchemeGroupVersion, "workspacetypes"))
 	r.namespaces = clientOf[*corev1.Namespace](lookup(corev1.SchemeGroupVersion, "namespaces"))
 	r.secrets = clientOf[*corev1.Secret](lookup(corev1.SchemeGroupVersion, "secrets"))
+	r.serviceAccounts = clientOf[*corev1.ServiceAccount](lookup(corev1.SchemeGroupVersion, "serviceaccounts"))
+	r.configMaps = clientOf[*corev1.ConfigMap](lookup(corev1.SchemeGroupVersion, "configmaps"))
+	r.clusterRoles = clientOf[*rbacv1.ClusterRole](lookup(rbacv1.SchemeGroupVersion, "clusterroles"))
 	r.clusterRoleBindings = clientOf[*rbacv1.ClusterRoleBinding](lookup(rbacv1.SchemeGroupVersion, "clusterrolebindings"))
 	r.exports = clientOf[*apisv1alpha2.APIExport](lookup(apisv1alpha2.SchemeGroupVersion, "apiexports"))
 	r.bindings = clientOf[*apisv1alpha2.APIBinding](lookup(apisv1alpha2.SchemeGroupVersion, "apibindings"))

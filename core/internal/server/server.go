@@ -77,6 +77,7 @@ func (s *Server) Close() {
 // APIs and the controllers' post-start hook.
 func (p *parts) newGenericServer() (*genericapiserver.GenericAPIServer, error) {
 	config := p.config.Generic
+	config.Authentication.Authenticator = p.withServiceAccountTokens(config.Authentication.Authenticator)
 	config.Authorization.Authorizer = p.authz
 	config.RuleResolver = p.rules
 	config.AdmissionControl = p.admission

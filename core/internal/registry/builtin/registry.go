@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -66,6 +68,8 @@ func NewStorage(opts generic.RESTOptionsGetter) (Storage, error) {
 			}
 		}
 	}
+	// One Event store, two APIs, as on Kubernetes.
+	out.add(eventsv1.SchemeGroupVersion, "events", newEventsREST(out[corev1.SchemeGroupVersion]["events"].(*named).Store))
 	ns, err := newNamespaceStorage(opts)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
@@ -165,9 +164,7 @@ var resources = []resource{
 			return ""
 		}}}},
 
-	{gv: eventsv1.SchemeGroupVersion, plural: "events", singular: "event", kind: "Event", namespaced: true,
-		shortNames: []string{"ev"}, nameFn: apivalidation.NameIsDNSSubdomain, storagePrefix: "events.k8s.io/events",
-		newFunc: func() runtime.Object { return &eventsv1.Event{} }, newList: func() runtime.Object { return &eventsv1.EventList{} }},
+	// events.k8s.io/v1 Events are the core/v1 Events (events.go).
 
 	{gv: admissionregistrationv1.SchemeGroupVersion, plural: "validatingwebhookconfigurations", singular: "validatingwebhookconfiguration",
 		kind: "ValidatingWebhookConfiguration", categories: []string{"api-extensions"}, nameFn: apivalidation.NameIsDNSSubdomain,

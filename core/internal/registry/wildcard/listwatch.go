@@ -76,3 +76,20 @@ func Mirror(informer cache.SharedIndexInformer, set func(obj any, deleted bool))
 		},
 	})
 }
+
+// NewFilteredInformer is NewInformer limited to the objects a field
+// selector (such as "metadata.name=kube-root-ca.crt") matches: for
+// controllers that follow a few objects of a large resource.
+func NewFilteredInformer(storage Storage, example runtime.Object, fieldSelector string) cache.SharedIndexInformer {
+	lw := ListWatch(storage)
+	list, watchFn := lw.ListWithContextFunc, lw.WatchFuncWithContext
+	lw.ListWithContextFunc = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		opts.FieldSelector = fieldSelector
+		return list(ctx, opts)
+	}
+	lw.WatchFuncWithContext = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		opts.FieldSelector = fieldSelector
+		return watchFn(ctx, opts)
+	}
+	return kcpinformers.NewSharedIndexInformer(lw, example, 0, cache.Indexers{})
+}

@@ -34,7 +34,20 @@ type Options struct {
 	FeatureGates map[string]bool
 	// AuditLogPath is where the audit log (JSON, Metadata level) goes.
 	AuditLogPath string
+	// ServiceAccountSigningKeyFile signs service-account tokens (default
+	// <root-directory>/service-account.key, generated on first start).
+	ServiceAccountSigningKeyFile string
+	// ServiceAccountKeyFiles verify service-account tokens besides the
+	// signing key (older keys while rotating).
+	ServiceAccountKeyFiles []string
+	// ServiceAccountIssuers: the first is the "iss" of new tokens; all are
+	// accepted. The API audiences are the first issuer.
+	ServiceAccountIssuers []string
 }
+
+// DefaultServiceAccountIssuer is the issuer of service-account tokens when
+// --service-account-issuer is not given (kube-apiserver's usual value).
+const DefaultServiceAccountIssuer = "https://kubernetes.default.svc"
 
 // New returns options with kcp's defaults.
 func New() *Options {
@@ -44,6 +57,7 @@ func New() *Options {
 		SecurePort:             6443,
 		EmbeddedEtcdClientPort: 2379,
 		EmbeddedEtcdPeerPort:   2380,
+		ServiceAccountIssuers:  []string{DefaultServiceAccountIssuer},
 	}
 }
 
@@ -62,6 +76,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.EmbeddedEtcdWALSizeBytes, "embedded-etcd-wal-size-bytes", o.EmbeddedEtcdWALSizeBytes, "Size of the embedded etcd's WAL segment files (0: etcd's default of 64 MB).")
 	fs.Var(cliflag.NewMapStringBool(&o.FeatureGates), "feature-gates", "Kubernetes feature gates, key=value pairs separated by commas; unknown gates (such as kcp's) are ignored with a warning.")
 	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "Write an audit log (one JSON audit.k8s.io/v1 event per request, Metadata level) to this file.")
+	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile,
+		"PEM private key (RSA or ECDSA P-256) that signs service-account tokens (default <root-directory>/service-account.key, generated on first start).")
+	fs.StringArrayVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles,
+		"PEM file of public (or private) keys that verify service-account tokens, besides the signing key; may be repeated.")
+	fs.StringArrayVar(&o.ServiceAccountIssuers, "service-account-issuer", o.ServiceAccountIssuers,
+		"Issuer (\"iss\") of service-account tokens; may be repeated: the first signs new tokens, all are accepted.")
 }
 
 // Validate reports every bad flag at once.
@@ -87,7 +107,16 @@ func (o *Options) Validate() []error {
 	if len(o.EtcdServers) == 0 && o.EmbeddedEtcdClientPort == o.EmbeddedEtcdPeerPort {
 		errs = append(errs, fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port must differ"))
 	}
-	for name, f := range map[string]string{"--token-auth-file": o.TokenAuthFile, "--client-ca-file": o.ClientCAFile} {
+	if len(o.ServiceAccountIssuers) == 0 || o.ServiceAccountIssuers[0] == "" {
+		errs = append(errs, fmt.Errorf("--service-account-issuer must not be empty"))
+	}
+	for _, f := range o.ServiceAccountKeyFiles {
+		if _, err := os.Stat(f); err != nil {
+			errs = append(errs, fmt.Errorf("--service-account-key-file: %w", err))
+		}
+	}
+	for name, f := range map[string]string{"--token-auth-file": o.TokenAuthFile, "--client-ca-file": o.ClientCAFile,
+		"--service-account-signing-key-file": o.ServiceAccountSigningKeyFile} {
 		if f == "" {
 			continue
 		}
@@ -117,6 +146,9 @@ func (o *Options) Complete() (*Completed, error) {
 		c.KubeconfigPath = filepath.Join(abs, "admin.kubeconfig")
 	} else if c.KubeconfigPath, err = filepath.Abs(c.KubeconfigPath); err != nil {
 		return nil, err
+	}
+	if c.ServiceAccountSigningKeyFile == "" {
+		c.ServiceAccountSigningKeyFile = filepath.Join(abs, "service-account.key")
 	}
 	ext := o.ExternalHostname
 	if ext == "" {
