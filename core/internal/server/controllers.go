@@ -60,7 +60,7 @@ func (i informers) start(ctx context.Context) {
 func (p *parts) startControllers(ctx context.Context) error {
 	inf := informers{}
 	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installAPIBinding(inf),
-		p.installDefaultAPIBindings(), p.installGarbageCollector()}
+		p.installDefaultAPIBindings(), p.installResourceQuota(inf), p.installGarbageCollector()}
 	afterRoot := []controller{p.installWorkspace(inf), p.installLogicalCluster(), p.installUniversal(), p.installWorkspaceType(inf)}
 	go p.crdIndex.Run(ctx)
 	inf.start(ctx)

@@ -27,7 +27,8 @@ func (p *parts) installGarbageCollector() controller {
 				klog.V(2).InfoS("Not collecting custom resources yet", "crd", c.Name, "err", err)
 				continue
 			}
-			out = append(out, garbagecollector.Source{ID: prefix, Storage: reg})
+			out = append(out, garbagecollector.Source{ID: prefix, Storage: reg,
+				Resource: schema.GroupResource{Group: c.Spec.Group, Resource: c.Spec.Names.Plural}})
 		}
 		return out
 	}, func(cluster string, gk schema.GroupKind) (garbagecollector.Kind, bool) {
@@ -37,6 +38,9 @@ func (p *parts) installGarbageCollector() controller {
 		return p.customKind(cluster, gk)
 	})
 	p.crdIndex.OnChange(func(string) { gc.Refresh() })
+	if p.quota != nil && p.quota.controller != nil {
+		gc.Changes = p.quota.controller.Changed
+	}
 	return gc
 }
 
@@ -83,7 +87,7 @@ func builtinGCKinds(storage builtin.Storage) (map[schema.GroupKind]garbagecollec
 			gr := gv.WithResource(path).GroupResource()
 			if !seen[gr] {
 				seen[gr] = true
-				sources = append(sources, garbagecollector.Source{ID: "builtin:" + gr.String(), GroupKind: gk, Storage: watched})
+				sources = append(sources, garbagecollector.Source{ID: "builtin:" + gr.String(), GroupKind: gk, Resource: gr, Storage: watched})
 			}
 		}
 	}

@@ -51,6 +51,7 @@ type parts struct {
 	crdGroup    *genericapiserver.APIGroupInfo
 	crdHandler  *crd.Handler
 	externalURL string
+	quota       *quotaParts
 }
 
 func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) {
@@ -63,10 +64,15 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers}
 	p.newAuthorizer()
 	builtin.AddReviews(p.storage, c.TokenAuthenticator, p.authz, p.rules)
+	quotaAdmission, err := p.newQuota()
+	if err != nil {
+		return nil, err
+	}
 	p.admission = admission.NewChainHandler(
 		namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore)),
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(p.index.Resolve, p.authz),
+		quotaAdmission,
 	)
 	return p, p.newCRDHandler()
 }

@@ -56,6 +56,10 @@ type Controller struct {
 	// Lookup resolves a kind in a cluster; false if the cluster serves no
 	// such kind.
 	Lookup func(cluster string, gk schema.GroupKind) (Kind, bool)
+	// Changes, when set, is told of every change the watches see (the
+	// quota controller recounts from it): one feed of object changes for
+	// all clusters instead of a second set of watches.
+	Changes func(cluster string, gr schema.GroupResource, namespace string)
 
 	graph    *graph
 	watches  watches
@@ -112,6 +116,9 @@ func (c *Controller) observe(s Source, obj any, deleted bool) {
 	o, m, ok := objectOf(s, obj)
 	if !ok {
 		return
+	}
+	if c.Changes != nil {
+		c.Changes(o.Cluster, s.Resource, o.Namespace)
 	}
 	if deleted {
 		old := c.graph.remove(o.Cluster, o.UID)

@@ -22,7 +22,9 @@ type Source struct {
 	// GroupKind is the kind of the objects; empty to read it from each
 	// object (custom resources, whose objects carry apiVersion and kind).
 	GroupKind schema.GroupKind
-	Storage   wildcard.Storage
+	// Resource is the resource the objects are served as (for Changes).
+	Resource schema.GroupResource
+	Storage  wildcard.Storage
 }
 
 // watches runs one reflector per source. A reflector keeps no objects:
