@@ -59,7 +59,7 @@ type Controller struct {
 	// Changes, when set, is told of every change the watches see (the
 	// quota controller recounts from it): one feed of object changes for
 	// all clusters instead of a second set of watches.
-	Changes func(cluster string, gr schema.GroupResource, namespace string)
+	Changes func(cluster string, gr schema.GroupResource, namespace string, deleted bool)
 
 	graph    *graph
 	watches  watches
@@ -118,7 +118,7 @@ func (c *Controller) observe(s Source, obj any, deleted bool) {
 		return
 	}
 	if c.Changes != nil {
-		c.Changes(o.Cluster, s.Resource, o.Namespace)
+		c.Changes(o.Cluster, s.Resource, o.Namespace, deleted)
 	}
 	if deleted {
 		old := c.graph.remove(o.Cluster, o.UID)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
@@ -75,19 +76,62 @@ func New(informer cache.SharedIndexInformer, get func(ctx context.Context, clust
 	return c
 }
 
+// recountAfterChange is how long after an object was created or changed
+// its quotas are recounted. Admission charges creates at once; the
+// recount only catches writes that skip admission (the core's own
+// controllers), and waiting keeps it from racing creates in flight.
+const recountAfterChange = 10 * time.Second
+
 // Changed tells the controller that an object of gr changed in cluster
 // (namespace "" for cluster-scoped objects): the quotas counting it are
-// recounted.
-func (c *Controller) Changed(cluster string, gr schema.GroupResource, namespace string) {
+// recounted, at once for a delete (which frees quota), a little later
+// otherwise.
+func (c *Controller) Changed(cluster string, gr schema.GroupResource, namespace string, deleted bool) {
 	for _, q := range QuotasOf(c.informer, cluster) {
-		if quota.Applies(q, namespace) && len(quota.Names(q, gr)) > 0 {
-			c.runner.Add(runner.Key{Cluster: cluster, Namespace: q.Namespace, Name: q.Name})
+		if !quota.Applies(q, namespace) || len(quota.Names(q, gr)) == 0 {
+			continue
+		}
+		key := runner.Key{Cluster: cluster, Namespace: q.Namespace, Name: q.Name}
+		if deleted {
+			c.runner.Add(key)
+		} else {
+			c.runner.AddAfter(key, recountAfterChange)
 		}
 	}
 }
 
+// needsCount is the KeysFunc of quota events: a quota is recounted when
+// its spec.hard is not yet mirrored in its status or a name lacks usage,
+// not on every status write (admission's charges would race a recount).
+func needsCount(obj any) []runner.Key {
+	q, ok := obj.(*corev1.ResourceQuota)
+	if !ok {
+		return nil
+	}
+	if !apiequality.Semantic.DeepEqual(q.Spec.Hard, q.Status.Hard) {
+		return runner.ObjectKeys(q)
+	}
+	for name := range q.Spec.Hard {
+		if _, ok := q.Status.Used[name]; !ok {
+			return runner.ObjectKeys(q)
+		}
+	}
+	return nil
+}
+
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	_ = c.runner.EnqueueFrom(c.informer, runner.ObjectKeys)
+	_ = c.runner.EnqueueFrom(c.informer, needsCount)
+	go func() {
+		// Every quota is counted once at start; each reconcile then
+		// schedules the next resync.
+		if cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
+			for _, obj := range c.informer.GetStore().List() {
+				for _, k := range runner.ObjectKeys(obj) {
+					c.runner.Add(k)
+				}
+			}
+		}
+	}()
 	c.runner.Run(ctx)
 }
