@@ -16,6 +16,9 @@
 //     with a live read; if none is left alive, delete the object (in the
 //     foreground when an owner waits for it, else as its own finalizers
 //     ask); if some are, drop the references to the absent ones.
+//
+// Steps 1 and 2 wait until every watch has listed once: before, the
+// dependents index may be incomplete.
 package garbagecollector
 
 import (
@@ -169,6 +172,7 @@ func (c *Controller) replace(s Source, list []any) {
 			c.enqueue(o)
 		}
 	}
+	c.watches.markListed(s.ID)
 }
 
 func (c *Controller) enqueue(o object) {
@@ -210,6 +214,10 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 		return 0, err
 	}
 	o := object{Cluster: key.Cluster, GroupKind: key.Resource, Namespace: ns, Name: key.Name, UID: m.GetUID()}
+	deleting := m.GetDeletionTimestamp() != nil
+	if deleting && (hasFinalizer(m, metav1.FinalizerOrphanDependents) || hasFinalizer(m, metav1.FinalizerDeleteDependents)) && !c.watches.synced() {
+		return time.Second, nil // the graph does not know every dependent yet
+	}
 	switch {
 	case m.GetDeletionTimestamp() != nil && hasFinalizer(m, metav1.FinalizerOrphanDependents):
 		return 0, c.orphan.reconcile(ctx, o)

@@ -1,6 +1,7 @@
 package garbagecollector
 
 import (
+	"context"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,5 +72,22 @@ func TestGraphReplace(t *testing.T) {
 	}
 	if gone := g.dropSource("other"); len(gone) != 1 {
 		t.Fatalf("dropSource: got %v", gone)
+	}
+}
+
+func TestWatchesSynced(t *testing.T) {
+	var w watches
+	if w.synced() {
+		t.Fatal("nothing runs yet: not synced")
+	}
+	w.running = map[string]context.CancelFunc{"a": func() {}, "b": func() {}}
+	w.markListed("a")
+	w.markListed("gone") // not running: ignored
+	if w.synced() {
+		t.Fatal("b has not listed")
+	}
+	w.markListed("b")
+	if !w.synced() {
+		t.Fatal("both listed")
 	}
 }

@@ -33,6 +33,34 @@ type Source struct {
 type watches struct {
 	mu      sync.Mutex
 	running map[string]context.CancelFunc
+	// listed holds the running sources whose first list is in.
+	listed map[string]bool
+}
+
+// markListed records that source id's list is in the graph.
+func (w *watches) markListed(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.running[id]; ok {
+		if w.listed == nil {
+			w.listed = map[string]bool{}
+		}
+		w.listed[id] = true
+	}
+}
+
+// synced reports whether every running source has listed: before, the
+// graph may lack dependents, and orphaning or a foreground deletion must
+// wait (a dependent missed would be deleted or left blocking).
+func (w *watches) synced() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id := range w.running {
+		if !w.listed[id] {
+			return false
+		}
+	}
+	return len(w.running) > 0
 }
 
 // sync starts the sources not running yet and stops those no longer
@@ -57,6 +85,7 @@ func (w *watches) sync(ctx context.Context, sources []Source, start func(ctx con
 		if !want[id] {
 			cancel()
 			delete(w.running, id)
+			delete(w.listed, id)
 			stopped = append(stopped, id)
 		}
 	}
