@@ -65,6 +65,7 @@ type Controller struct {
 	Changes func(cluster string, gr schema.GroupResource, namespace string, deleted bool)
 
 	graph    *graph
+	gone     goneOwners
 	watches  watches
 	runner   *runner.Runner
 	refresh  chan struct{}
@@ -73,10 +74,14 @@ type Controller struct {
 	ownersSt ownersStep
 }
 
+// workers reconcile in parallel: mostly waiting on etcd, so more than
+// the cores.
+const workers = 8
+
 // New returns the collector.
 func New(sources func() []Source, lookup func(cluster string, gk schema.GroupKind) (Kind, bool)) *Controller {
 	c := &Controller{Sources: sources, Lookup: lookup, graph: newGraph(), refresh: make(chan struct{}, 1)}
-	c.runner = runner.New("garbagecollector", 4, c.reconcile)
+	c.runner = runner.New("garbagecollector", workers, c.reconcile)
 	c.orphan = orphanStep{dependents: c.graph.dependentsOf, removeOwnerRef: c.removeOwnerRefs, removeFinalizer: c.removeFinalizer}
 	c.fg = foregroundStep{dependents: c.graph.dependentsOf, enqueue: c.enqueue, removeFinalizer: c.removeFinalizer}
 	c.ownersSt = ownersStep{owner: c.ownerState, hasDependents: c.graph.hasDependents, unblock: c.unblockDependents,
@@ -124,6 +129,9 @@ func (c *Controller) observe(s Source, obj any, deleted bool) {
 		c.Changes(o.Cluster, s.Resource, o.Namespace, deleted)
 	}
 	if deleted {
+		if c.graph.hasDependents(o.Cluster, o.UID) {
+			c.gone.add(uid{o.Cluster, o.UID})
+		}
 		old := c.graph.remove(o.Cluster, o.UID)
 		c.enqueueOwners(o, old)
 		for _, d := range c.graph.dependentsOf(o.Cluster, o.UID) {
@@ -235,6 +243,9 @@ func hasFinalizer(m metav1.Object, f string) bool { return slices.Contains(m.Get
 
 // ownerState reads the owner ref names, as seen from dependent o.
 func (c *Controller) ownerState(ctx context.Context, o object, namespaced bool, ref metav1.OwnerReference) (ownerState, error) {
+	if c.gone.has(uid{o.Cluster, ref.UID}) {
+		return ownerAbsent, nil // seen deleted: a UID never comes back
+	}
 	kind, ok := c.Lookup(o.Cluster, groupKindOf(ref))
 	if !ok {
 		return ownerUnresolvable, nil

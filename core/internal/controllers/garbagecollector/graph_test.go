@@ -91,3 +91,12 @@ func TestWatchesSynced(t *testing.T) {
 		t.Fatal("both listed")
 	}
 }
+
+func TestGoneOwners(t *testing.T) {
+	var g goneOwners
+	a, b := uid{"a", "o"}, uid{"b", "o"}
+	g.add(a)
+	if !g.has(a) || g.has(b) {
+		t.Fatal("an owner deleted in cluster a is gone there only")
+	}
+}
