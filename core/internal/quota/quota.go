@@ -65,8 +65,18 @@ func Applies(q *corev1.ResourceQuota, ns string) bool {
 	return ns != "" && ns == q.Namespace
 }
 
+// Scoped reports whether q has scopes or a scope selector: kube matches
+// those against pods only, and no pods are served, so such a quota
+// counts nothing.
+func Scoped(q *corev1.ResourceQuota) bool {
+	return len(q.Spec.Scopes) > 0 || q.Spec.ScopeSelector != nil
+}
+
 // Names returns the names in q.spec.hard that count resource gr.
 func Names(q *corev1.ResourceQuota, gr schema.GroupResource) []corev1.ResourceName {
+	if Scoped(q) {
+		return nil
+	}
 	var out []corev1.ResourceName
 	for name := range q.Spec.Hard {
 		if r, ok := ResourceOf(name); ok && r == gr {
@@ -99,9 +109,12 @@ func Usage(ctx context.Context, count Counter, cluster string, q *corev1.Resourc
 		if !ok {
 			continue
 		}
-		n, err := count(ctx, cluster, Scope(q), gr)
-		if err != nil {
-			return nil, fmt.Errorf("counting %s: %w", gr, err)
+		var n int64
+		if !Scoped(q) {
+			var err error
+			if n, err = count(ctx, cluster, Scope(q), gr); err != nil {
+				return nil, fmt.Errorf("counting %s: %w", gr, err)
+			}
 		}
 		used[name] = *resource.NewQuantity(n, resource.DecimalSI)
 	}

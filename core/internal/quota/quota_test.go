@@ -81,3 +81,19 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestScopedQuotaCountsNothing(t *testing.T) {
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: "team"},
+		Spec: corev1.ResourceQuotaSpec{Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort},
+			Hard: corev1.ResourceList{"count/configmaps": resource.MustParse("1")}}}
+	if names := Names(q, schema.GroupResource{Resource: "configmaps"}); len(names) != 0 {
+		t.Fatalf("a scoped quota must not count configmaps, got %v", names)
+	}
+	used, err := Usage(context.Background(), func(context.Context, string, string, schema.GroupResource) (int64, error) { return 5, nil }, "c", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Format(used); got != "count/configmaps=0" {
+		t.Fatalf("used = %s, want 0", got)
+	}
+}
