@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,11 +42,33 @@ func (p *parts) newQuota() (admission.Interface, error) {
 	p.quota = q
 	return &resourcequotaadmission.Plugin{
 		Handler:      admission.NewHandler(admission.Create),
-		Quotas:       func(cluster string) []*corev1.ResourceQuota { return resourcequota.QuotasOf(q.informer, cluster) },
+		Quotas:       q.quotas,
 		Get:          q.client.Get,
 		UpdateStatus: q.updateStatus,
 		Count:        p.countObjects,
 	}, nil
+}
+
+// quotas lists the quotas of cluster: from the informer once it has
+// synced, before (just after start) with a live list, so that no create
+// slips past a quota.
+func (q *quotaParts) quotas(ctx context.Context, cluster string) ([]*corev1.ResourceQuota, error) {
+	if q.informer.HasSynced() {
+		return resourcequota.QuotasOf(q.informer, cluster), nil
+	}
+	obj, err := q.client.List(ctx, cluster, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	list, ok := obj.(*corev1.ResourceQuotaList)
+	if !ok {
+		return nil, fmt.Errorf("unexpected list %T", obj)
+	}
+	out := make([]*corev1.ResourceQuota, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
 }
 
 func (q *quotaParts) updateStatus(ctx context.Context, cluster string, rq *corev1.ResourceQuota) error {

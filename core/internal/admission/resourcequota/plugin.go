@@ -22,7 +22,7 @@ import (
 type Plugin struct {
 	*admission.Handler
 	// Quotas lists the quotas of a cluster (from an informer: cheap).
-	Quotas func(cluster string) []*corev1.ResourceQuota
+	Quotas func(ctx context.Context, cluster string) ([]*corev1.ResourceQuota, error)
 	// Get reads a quota live; UpdateStatus writes its status (optimistic
 	// concurrency serializes concurrent creates).
 	Get          func(ctx context.Context, cluster, namespace, name string) (*corev1.ResourceQuota, error)
@@ -46,7 +46,11 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		return nil
 	}
 	gr := a.GetResource().GroupResource()
-	for _, q := range p.Quotas(cluster) {
+	quotas, err := p.Quotas(ctx, cluster)
+	if err != nil {
+		return admission.NewForbidden(a, fmt.Errorf("listing quotas: %w", err))
+	}
+	for _, q := range quotas {
 		if !quota.Applies(q, a.GetNamespace()) || len(quota.Names(q, gr)) == 0 {
 			continue
 		}

@@ -55,11 +55,11 @@ func TestValidate(t *testing.T) {
 			conflicts := tc.conflicts
 			p := &Plugin{
 				Handler: admission.NewHandler(admission.Create),
-				Quotas: func(cluster string) []*corev1.ResourceQuota {
+				Quotas: func(_ context.Context, cluster string) ([]*corev1.ResourceQuota, error) {
 					if cluster == "a" {
-						return []*corev1.ResourceQuota{tc.stored}
+						return []*corev1.ResourceQuota{tc.stored}, nil
 					}
-					return nil
+					return nil, nil
 				},
 				Get: func(_ context.Context, cluster, ns, name string) (*corev1.ResourceQuota, error) {
 					return tc.stored, nil
