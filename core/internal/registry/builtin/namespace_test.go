@@ -8,7 +8,9 @@ import (
 )
 
 func TestGCFinalizers(t *testing.T) {
-	policy := func(p metav1.DeletionPropagation) *metav1.DeleteOptions { return &metav1.DeleteOptions{PropagationPolicy: &p} }
+	policy := func(p metav1.DeletionPropagation) *metav1.DeleteOptions {
+		return &metav1.DeleteOptions{PropagationPolicy: &p}
+	}
 	yes, no := true, false
 	for _, tc := range []struct {
 		name    string
