@@ -2,12 +2,14 @@ package crd
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -240,4 +242,17 @@ func (i *Index) Bound(cluster, binding string) []*apiextensionsv1.CustomResource
 		out = append(out, c)
 	}
 	return out
+}
+
+// Registry returns the registry of crd's objects (every version shares
+// it), for in-process controllers such as the garbage collector.
+func (h *Handler) Registry(crd *apiextensionsv1.CustomResourceDefinition) (*customresource.REST, error) {
+	si, err := h.servingInfo(crd)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range si.storage {
+		return st.CustomResource, nil
+	}
+	return nil, fmt.Errorf("CustomResourceDefinition %s serves no version", crd.Name)
 }

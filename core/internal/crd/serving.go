@@ -312,6 +312,9 @@ func (o *crOptions) GetRESTOptions(gr schema.GroupResource, example runtime.Obje
 		},
 		Decorator:               o.decorator,
 		DeleteCollectionWorkers: 1,
+		// Deletes honour propagationPolicy (the foregroundDeletion and
+		// orphan finalizers); the garbage collector acts on them.
+		EnableGarbageCollection: true,
 		ResourcePrefix:          o.prefix,
 	}, nil
 }

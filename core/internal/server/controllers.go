@@ -61,7 +61,8 @@ func (p *parts) startControllers(ctx context.Context) error {
 	// The service-account authenticator reads this informer too.
 	inf := informers{reflect.TypeOf(&corev1.ServiceAccount{}): p.serviceAccounts.informer}
 	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installAPIBinding(inf),
-		p.installDefaultAPIBindings(), p.installServiceAccounts(inf), p.installClusterRoleAggregation(inf)}
+		p.installDefaultAPIBindings(), p.installServiceAccounts(inf), p.installClusterRoleAggregation(inf),
+		p.installResourceQuota(inf), p.installGarbageCollector()}
 	afterRoot := []controller{p.installWorkspace(inf), p.installLogicalCluster(), p.installUniversal(), p.installWorkspaceType(inf)}
 	go p.crdIndex.Run(ctx)
 	inf.start(ctx)

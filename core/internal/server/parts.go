@@ -57,6 +57,7 @@ type parts struct {
 	// serviceAccounts: the service-account token authenticator and the
 	// informers it and the service account controller share.
 	serviceAccounts *serviceAccounts
+	quota           *quotaParts
 }
 
 func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) {
@@ -74,11 +75,16 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator), p.authz, p.rules)
 	namespaces := namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore))
 	namespaces.Deleting = p.clusterDeleting
+	quotaAdmission, err := p.newQuota()
+	if err != nil {
+		return nil, err
+	}
 	p.admission = admission.NewChainHandler(
 		namespaces,
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(p.index.Resolve, authorization.NewBind(rbacSource(p.storage))),
 		reservedmetadata.New(),
+		quotaAdmission,
 	)
 	return p, p.newCRDHandler()
 }

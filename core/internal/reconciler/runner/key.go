@@ -12,10 +12,16 @@ type Key struct {
 	Cluster   string
 	Namespace string
 	Name      string
+	// Resource names the kind (<Kind>[.<group>]) for controllers that
+	// follow many resources (the garbage collector); empty for the rest.
+	Resource string
 }
 
 // String is kcp's form of the key: <cluster>|[<namespace>/]<name>.
 func (k Key) String() string {
+	if k.Resource != "" {
+		return k.Resource + ":" + Key{Cluster: k.Cluster, Namespace: k.Namespace, Name: k.Name}.String()
+	}
 	if k.Namespace == "" {
 		return k.Cluster + "|" + k.Name
 	}

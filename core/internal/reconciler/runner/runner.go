@@ -61,6 +61,9 @@ func (r *Runner) work(ctx context.Context) {
 			return
 		}
 		logger := klog.LoggerWithValues(klog.FromContext(ctx), "cluster", key.Cluster, "namespace", key.Namespace, "name", key.Name)
+		if key.Resource != "" {
+			logger = logger.WithValues("resource", key.Resource)
+		}
 		requeue, err := r.Reconcile(klog.NewContext(ctx, logger), key)
 		switch {
 		case apierrors.IsConflict(err):

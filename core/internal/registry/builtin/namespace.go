@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,6 +100,15 @@ func newNamespaceStorage(opts generic.RESTOptionsGetter) (map[string]rest.Storag
 			return string(o.(*corev1.Namespace).Status.Phase)
 		}}}},
 	}
+	// A namespace whose content is still being deleted stays, even when
+	// an update (the garbage collector's) removes its last metadata
+	// finalizer, as in kube.
+	store.ShouldDeleteDuringUpdate = func(ctx context.Context, key string, obj, existing runtime.Object) bool {
+		if ns, ok := obj.(*corev1.Namespace); ok && len(ns.Spec.Finalizers) > 0 {
+			return false
+		}
+		return genericregistry.ShouldDeleteDuringUpdate(ctx, key, obj, existing)
+	}
 	attrs := getAttrs(func(obj runtime.Object) fields.Set {
 		return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
 	})
@@ -168,10 +178,38 @@ func (r *namespaceREST) Delete(ctx context.Context, name string, deleteValidatio
 				cur.DeletionGracePeriodSeconds = &zero
 			}
 			cur.Status.Phase = corev1.NamespaceTerminating
+			cur.Finalizers = gcFinalizers(cur.Finalizers, options)
 			return cur, nil
 		}), dryRun, nil)
 	if err != nil {
 		return nil, false, err
 	}
 	return out, false, nil
+}
+
+// gcFinalizers sets the garbage collector's finalizers of a namespace
+// being deleted as the delete's propagation policy asks (orphan or
+// foregroundDeletion); without a policy they stay as they are.
+func gcFinalizers(finalizers []string, options *metav1.DeleteOptions) []string {
+	var policy metav1.DeletionPropagation
+	switch {
+	case options.OrphanDependents != nil && *options.OrphanDependents:
+		policy = metav1.DeletePropagationOrphan
+	case options.OrphanDependents != nil:
+		policy = metav1.DeletePropagationBackground
+	case options.PropagationPolicy != nil:
+		policy = *options.PropagationPolicy
+	default:
+		return finalizers
+	}
+	out := slices.DeleteFunc(slices.Clone(finalizers), func(f string) bool {
+		return f == metav1.FinalizerOrphanDependents || f == metav1.FinalizerDeleteDependents
+	})
+	switch policy {
+	case metav1.DeletePropagationOrphan:
+		out = append(out, metav1.FinalizerOrphanDependents)
+	case metav1.DeletePropagationForeground:
+		out = append(out, metav1.FinalizerDeleteDependents)
+	}
+	return out
 }

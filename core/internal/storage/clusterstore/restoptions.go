@@ -72,6 +72,9 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 		},
 		Decorator:               decorator,
 		DeleteCollectionWorkers: 1,
+		// Deletes honour propagationPolicy (the foregroundDeletion and
+		// orphan finalizers); the garbage collector acts on them.
+		EnableGarbageCollection: true,
 		ResourcePrefix:          "/" + prefix,
 	}, nil
 }
