@@ -58,7 +58,7 @@ func (i informers) start(ctx context.Context) {
 // startControllers is the post-start hook: the controllers that need no
 // root workspace, then root's bootstrap, then the workspace tree's.
 func (p *parts) startControllers(ctx context.Context) error {
-	inf := informers{}
+	inf := p.informers
 	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installAPIBinding(inf),
 		p.installDefaultAPIBindings()}
 	afterRoot := []controller{p.installWorkspace(inf), p.installLogicalCluster(), p.installUniversal(), p.installWorkspaceType(inf)}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	apibindingadmission "github.com/meshplane/meshplane/core/internal/admission/apibinding"
+	"github.com/meshplane/meshplane/core/internal/admission/dynamic"
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
 	workspaceadmission "github.com/meshplane/meshplane/core/internal/admission/workspace"
 	"github.com/meshplane/meshplane/core/internal/apiexport"
@@ -51,10 +52,13 @@ type parts struct {
 	crdGroup    *genericapiserver.APIGroupInfo
 	crdHandler  *crd.Handler
 	externalURL string
+	// informers are the shared wildcard informers, started with the
+	// controllers.
+	informers informers
 }
 
 func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) {
-	p := &parts{config: c, backend: backend, externalURL: c.ExternalURL, consumers: apiexport.NewConsumers()}
+	p := &parts{config: c, backend: backend, externalURL: c.ExternalURL, consumers: apiexport.NewConsumers(), informers: informers{}}
 	if err := p.newStorage(); err != nil {
 		return nil, err
 	}
@@ -63,11 +67,11 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers}
 	p.newAuthorizer()
 	builtin.AddReviews(p.storage, c.TokenAuthenticator, p.authz, p.rules)
-	p.admission = admission.NewChainHandler(
+	p.admission = dynamic.WithReinvocation(admission.NewChainHandler(append([]admission.Interface{
 		namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore)),
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(p.index.Resolve, p.authz),
-	)
+	}, p.dynamicAdmission()...)...))
 	return p, p.newCRDHandler()
 }
 
