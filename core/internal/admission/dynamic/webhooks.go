@@ -20,6 +20,10 @@ import (
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
 )
 
+// maxRequestClusters bounds the stock plugins of one hook cluster: its
+// own and those for the consumers of its APIExports.
+const maxRequestClusters = 128
+
 // webhookKind is what differs between mutating and validating webhooks.
 type webhookKind struct {
 	mutating bool
@@ -166,6 +170,16 @@ func (w *Webhooks) pluginFor(hooks, cluster string) (admission.Interface, error)
 	}
 	if w.plugins[hooks] == nil {
 		w.plugins[hooks] = map[string]*clusterPlugin{}
+	}
+	if len(w.plugins[hooks]) >= maxRequestClusters {
+		// An export's webhooks serve many consumers: keep a bounded
+		// number of their plugins (one is rebuilt when needed again).
+		for c := range w.plugins[hooks] {
+			if c != hooks {
+				delete(w.plugins[hooks], c)
+				break
+			}
+		}
 	}
 	w.plugins[hooks][cluster] = p
 	return p.plugin, nil

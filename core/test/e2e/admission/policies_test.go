@@ -132,3 +132,53 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 		t.Errorf("a configmap of another cluster was mutated: labels and data %q", out)
 	}
 }
+
+const noRobberyPolicy = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: no-robbery
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["wildwest.dev"]
+      apiVersions: ["*"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["cowboys"]
+  validations:
+  - expression: "object.spec.intent != 'rob'"
+    message: "cowboys may not rob"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: no-robbery
+spec:
+  policyName: no-robbery
+  validationActions: [Deny]
+`
+
+// A ValidatingAdmissionPolicy in an APIExport's workspace applies to the
+// export's resources in a consumer workspace.
+func TestExportPolicyAppliesToConsumers(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	org := s.CreateOrg(t, "adm-export-vap")
+	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
+	provider, consumer := ws[0], ws[1]
+	s.ExportCRD(t, provider, cowboyCRD, "wildwest.dev")
+	s.KubectlFor(provider.Path).RunStdin(t, noRobberyPolicy, "apply", "-f", "-")
+	s.Bind(t, consumer, "cowboys", provider, "wildwest.dev", nil)
+	kc := s.KubectlFor(consumer.Path)
+	kc.Run(t, "create", "namespace", "ranch")
+	cowboy := func(name, intent string) string {
+		return fmt.Sprintf("apiVersion: wildwest.dev/v1alpha1\nkind: Cowboy\nmetadata: {name: %s, namespace: ranch}\nspec: {intent: %s}\n", name, intent)
+	}
+	n := 0
+	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "the provider's policy to refuse a consumer's robbing cowboy", func() (bool, string) {
+		n++
+		_, stderr, _ := kc.RunStdinErr(t, cowboy(fmt.Sprintf("robber-%d", n), "rob"), "create", "-f", "-")
+		return strings.Contains(stderr, "cowboys may not rob"), stderr
+	})
+	kc.RunStdin(t, cowboy("rider", "ride"), "create", "-f", "-")
+}
