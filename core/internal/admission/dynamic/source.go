@@ -11,9 +11,11 @@
 // for clusters that hold hooks, and is built the first time a request
 // needs it:
 //   - webhooks: one stock webhook plugin per (hook cluster, request
-//     cluster), whose configuration source lists the hook cluster's
-//     configurations (accessors and their compiled match conditions are
-//     cached by the plugin until the configuration changes);
+//     cluster), at most maxRequestClusters per hook cluster, whose
+//     configuration source lists the hook cluster's configurations
+//     (accessors and their compiled match conditions are cached by the
+//     plugin until the configuration changes) and whose namespace lister
+//     is the request cluster's (namespaceSelector);
 //   - policies: one compiled evaluator per policy object version.
 package dynamic
 

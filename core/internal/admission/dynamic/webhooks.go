@@ -38,7 +38,7 @@ type Webhooks struct {
 	kind   webhookKind
 	authz  authorizer.Authorizer
 
-	mu sync.Mutex
+	mu sync.RWMutex
 	// plugins holds the stock plugins: hook cluster -> request cluster.
 	plugins map[string]map[string]*clusterPlugin
 }
@@ -159,6 +159,12 @@ func (w *Webhooks) pluginFor(hooks, cluster string) (admission.Interface, error)
 	if len(byCluster(w.kind.informer, hooks)) == 0 {
 		return nil, nil
 	}
+	w.mu.RLock()
+	p := w.plugins[hooks][cluster]
+	w.mu.RUnlock()
+	if p != nil {
+		return p.plugin, nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if p := w.plugins[hooks][cluster]; p != nil {
@@ -257,8 +263,8 @@ func (w *Webhooks) changed(obj any, deleted bool) {
 
 // Plugins returns how many stock plugins exist (for tests).
 func (w *Webhooks) Plugins() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.mu.RLock()
+	defer w.mu.RUnlock()
 	n := 0
 	for _, m := range w.plugins {
 		n += len(m)
