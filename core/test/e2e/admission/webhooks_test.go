@@ -2,6 +2,7 @@ package admission
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"slices"
@@ -279,4 +280,40 @@ func TestExportWebhookCalledForConsumers(t *testing.T) {
 	if !sawGood {
 		t.Errorf("provider webhook did not see the consumer's cowboy good; saw %v", wh.seenNames("/cowboys"))
 	}
+}
+
+// A mutating webhook with reinvocationPolicy IfNeeded is called again when
+// a later webhook changed the object, as on Kubernetes.
+func TestMutatingWebhookReinvocation(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	wh := startWebhook(t, func(path string, req *admissionv1.AdmissionRequest) (bool, string, []map[string]any) {
+		var obj struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		_ = json.Unmarshal(req.Object.Raw, &obj)
+		switch {
+		case path == "/first" && obj.Metadata.Labels["second"] != "" && obj.Metadata.Labels["first"] == "":
+			return true, "", []map[string]any{{"op": "add", "path": "/metadata/labels/first", "value": "after-second"}}
+		case path == "/second" && obj.Metadata.Labels["second"] == "":
+			return true, "", []map[string]any{{"op": "add", "path": "/metadata/labels/second", "value": "yes"}}
+		}
+		return true, "", nil
+	})
+	_, k := newCluster(t, s, "adm-reinvoke", "work")
+	// Configurations run in name order: a-first before b-second.
+	k.RunStdin(t, webhookConfig{kind: "MutatingWebhookConfiguration", name: "a-first", url: wh.URL + "/first", caBundle: wh.CABundle,
+		extra: "  reinvocationPolicy: IfNeeded\n"}.yaml(), "apply", "-f", "-")
+	k.RunStdin(t, webhookConfig{kind: "MutatingWebhookConfiguration", name: "b-second", url: wh.URL + "/second", caBundle: wh.CABundle}.yaml(),
+		"apply", "-f", "-")
+	n := 0
+	framework.Eventually(t, 30*time.Second, 200*time.Millisecond, "the first webhook to be reinvoked after the second", func() (bool, string) {
+		n++
+		name := fmt.Sprintf("cm-%d", n)
+		k.RunStdin(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: work, labels: {start: x}}\n", name), "create", "-f", "-")
+		out := k.Run(t, "get", "configmap", name, "-n", "work", "-o", "jsonpath={.metadata.labels.first}/{.metadata.labels.second}")
+		return out == "after-second/yes", "labels first/second: " + out
+	})
 }
