@@ -121,10 +121,10 @@ func (w *Webhooks) dispatch(ctx context.Context, a admission.Attributes, call fu
 }
 
 // stampCluster puts the kcp.io/cluster annotation on an object being
-// created, as storage will: the webhook sees which cluster the object is
-// in (kcp does the same).
+// created or updated, as storage will: the webhook sees which cluster the
+// object is in (kcp does the same).
 func stampCluster(a admission.Attributes, cluster string) {
-	if a.GetOperation() != admission.Create || a.GetObject() == nil {
+	if op := a.GetOperation(); (op != admission.Create && op != admission.Update) || a.GetObject() == nil {
 		return
 	}
 	m, err := meta.Accessor(a.GetObject())
