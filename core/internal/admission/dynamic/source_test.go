@@ -2,7 +2,9 @@ package dynamic
 
 import (
 	"context"
+	"fmt"
 	"os"
+	goruntime "runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	validatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/tools/cache"
 
@@ -257,4 +260,40 @@ func TestMain(m *testing.M) {
 		_ = os.Setenv("KUBE_FEATURE_WatchListClient", "false")
 	}
 	os.Exit(m.Run())
+}
+
+// BenchmarkWebhookPluginMemory reports the heap one stock webhook plugin
+// (a cluster with webhooks, or a consumer of an export with webhooks)
+// costs once built.
+func BenchmarkWebhookPluginMemory(b *testing.B) {
+	t := &testing.T{}
+	f := newFixture(t)
+	w := NewValidatingWebhooks(f.source, nil)
+	f.run(t)
+	f.vwh.w.Add(&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: objMeta("a", "", "deny", "w1"),
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "deny.example.com", AdmissionReviewVersions: []string{"v1"}}}})
+	eventually(t, "the configuration", func() bool { return len(byCluster(f.vwh, "a")) == 1 })
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	n := 100
+	for i := 0; i < n; i++ {
+		if _, err := w.pluginFor("a", fmt.Sprintf("consumer-%d", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	goruntime.GC()
+	goruntime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "B/plugin")
+}
+
+func TestSharedConditionCompiler(t *testing.T) {
+	p, err := validatingwebhook.NewValidatingAdmissionWebhook(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !shareConditionCompiler(p.Webhook) {
+		t.Fatal("generic.Webhook has no field filterCompiler of type cel.ConditionCompiler any more: " +
+			"every webhook plugin now builds its own CEL environments; update compiler.go")
+	}
 }

@@ -220,6 +220,7 @@ func (w *Webhooks) newClusterPlugin(hooks, cluster string) (*clusterPlugin, erro
 	if w.kind.mutating {
 		var p *mutating.Plugin
 		if p, err = mutating.NewMutatingWebhook(nil); err == nil {
+			shareConditionCompiler(p.Webhook)
 			p.SetExternalKubeClientSet(client)
 			p.SetAuthorizer(w.authz)
 			p.SetExternalKubeInformerFactory(f)
@@ -229,6 +230,7 @@ func (w *Webhooks) newClusterPlugin(hooks, cluster string) (*clusterPlugin, erro
 	} else {
 		var p *validating.Plugin
 		if p, err = validating.NewValidatingAdmissionWebhook(nil); err == nil {
+			shareConditionCompiler(p.Webhook)
 			p.SetExternalKubeClientSet(client)
 			p.SetAuthorizer(w.authz)
 			p.SetExternalKubeInformerFactory(f)
