@@ -317,3 +317,16 @@ func TestMutatingWebhookReinvocation(t *testing.T) {
 		return out == "after-second/yes", "labels first/second: " + out
 	})
 }
+
+// A webhook configuration that could never be called is refused, as
+// kube-apiserver refuses it.
+func TestInvalidWebhookConfigurationRefused(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	_, k := newCluster(t, s, "adm-invalid", "work")
+	cfg := strings.Replace(webhookConfig{kind: "ValidatingWebhookConfiguration", name: "bad", url: "http://127.0.0.1:1/x", caBundle: []byte("x")}.yaml(),
+		"  sideEffects: None\n", "", 1)
+	stdout, stderr, err := k.RunStdinErr(t, cfg, "create", "-f", "-")
+	framework.RequireFails(t, stdout, stderr, err, "creating a webhook configuration without sideEffects and with an http URL",
+		"webhooks[0].sideEffects: Required value", "'https' is the only allowed URL scheme")
+}
