@@ -182,3 +182,57 @@ func TestExportPolicyAppliesToConsumers(t *testing.T) {
 	})
 	kc.RunStdin(t, cowboy("rider", "ride"), "create", "-f", "-")
 }
+
+const creatorPolicy = `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: creator
+spec:
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["wildwest.dev"]
+      apiVersions: ["*"]
+      operations: ["CREATE"]
+      resources: ["cowboys"]
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{spec: Object.spec{intent: "created by " + request.userInfo.username}}'
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: creator
+spec:
+  policyName: creator
+`
+
+// A MutatingAdmissionPolicy in an APIExport's workspace sets a field of
+// the export's resources from the requesting user in a consumer
+// workspace (how a provider records spec.creator).
+func TestExportMutatingPolicySetsCreator(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	org := s.CreateOrg(t, "adm-export-map")
+	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
+	provider, consumer := ws[0], ws[1]
+	s.ExportCRD(t, provider, cowboyCRD, "wildwest.dev")
+	s.KubectlFor(provider.Path).RunStdin(t, creatorPolicy, "apply", "-f", "-")
+	s.Bind(t, consumer, "cowboys", provider, "wildwest.dev", nil)
+	kc := s.KubectlFor(consumer.Path)
+	kc.Run(t, "create", "namespace", "ranch")
+	n := 0
+	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "the provider's policy to set spec.intent from the user", func() (bool, string) {
+		n++
+		name := fmt.Sprintf("cowboy-%d", n)
+		_, stderr, err := kc.RunStdinErr(t, fmt.Sprintf("apiVersion: wildwest.dev/v1alpha1\nkind: Cowboy\nmetadata: {name: %s, namespace: ranch}\nspec: {intent: ride}\n", name),
+			"create", "-f", "-")
+		if err != nil {
+			return false, stderr
+		}
+		out := kc.Run(t, "get", "cowboy", name, "-n", "ranch", "-o", "jsonpath={.spec.intent}")
+		return out == "created by shard-admin", "spec.intent: " + out
+	})
+}
