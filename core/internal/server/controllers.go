@@ -58,8 +58,7 @@ func (i informers) start(ctx context.Context) {
 // startControllers is the post-start hook: the controllers that need no
 // root workspace, then root's bootstrap, then the workspace tree's.
 func (p *parts) startControllers(ctx context.Context) error {
-	// The service-account authenticator reads this informer too.
-	inf := informers{reflect.TypeOf(&corev1.ServiceAccount{}): p.serviceAccounts.informer}
+	inf := p.informers
 	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installAPIBinding(inf),
 		p.installDefaultAPIBindings(), p.installServiceAccounts(inf), p.installClusterRoleAggregation(inf),
 		p.installResourceQuota(inf), p.installGarbageCollector()}

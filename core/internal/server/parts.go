@@ -1,7 +1,11 @@
 package server
 
 import (
+	"reflect"
+
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -16,6 +20,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	apibindingadmission "github.com/meshplane/meshplane/core/internal/admission/apibinding"
+	"github.com/meshplane/meshplane/core/internal/admission/dynamic"
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
 	"github.com/meshplane/meshplane/core/internal/admission/reservedmetadata"
 	workspaceadmission "github.com/meshplane/meshplane/core/internal/admission/workspace"
@@ -58,10 +63,13 @@ type parts struct {
 	// informers it and the service account controller share.
 	serviceAccounts *serviceAccounts
 	quota           *quotaParts
+	// informers are the shared wildcard informers, started with the
+	// controllers.
+	informers informers
 }
 
 func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) {
-	p := &parts{config: c, backend: backend, externalURL: c.ExternalURL, consumers: apiexport.NewConsumers()}
+	p := &parts{config: c, backend: backend, externalURL: c.ExternalURL, consumers: apiexport.NewConsumers(), informers: informers{}}
 	if err := p.newStorage(); err != nil {
 		return nil, err
 	}
@@ -72,6 +80,8 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	if err := p.newServiceAccounts(); err != nil {
 		return nil, err
 	}
+	// The service-account authenticator reads this informer too.
+	p.informers[reflect.TypeOf(&corev1.ServiceAccount{})] = p.serviceAccounts.informer
 	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator), p.authz, p.rules)
 	namespaces := namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore))
 	namespaces.Deleting = p.clusterDeleting
@@ -79,13 +89,12 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	if err != nil {
 		return nil, err
 	}
-	p.admission = admission.NewChainHandler(
+	p.admission = dynamic.WithReinvocation(admission.NewChainHandler(append([]admission.Interface{
 		namespaces,
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(p.index.Resolve, authorization.NewBind(rbacSource(p.storage))),
 		reservedmetadata.New(),
-		quotaAdmission,
-	)
+	}, append(p.dynamicAdmission(), quotaAdmission)...)...)) // quota last, as in kube-apiserver
 	return p, p.newCRDHandler()
 }
 
