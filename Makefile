@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis core platform
+MODULES := apis core platform providers operators
 ROOT_DIR ?= $(CURDIR)/.meshplane
 PORT_BASE ?= 6443
 GOTEST_FLAGS ?= -count=1 -timeout 30m
@@ -16,6 +16,8 @@ build:
 	@mkdir -p $(BIN)
 	cd core && $(GO) build -o $(BIN)/ ./cmd/...
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/...
+	cd providers && $(GO) build -o $(BIN)/ ./cmd/...
+	cd operators && $(GO) build -o $(BIN)/ ./cmd/...
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
 ## <ROOT_DIR>/platform.env appears once everything is ready
@@ -29,7 +31,7 @@ vet:
 
 ## test: vet, then every module's tests against binaries built once
 test: build vet
-	@for m in $(MODULES); do (cd $$m && MESHPLANE_BIN=$(BIN)/meshplane MESHPLANE_PLATFORM_BIN=$(BIN)/meshplane-platform KUBECTL_WS_BIN=$(BIN)/kubectl-ws APIGEN_BIN=$(BIN)/apigen $(GO) test $(GOTEST_FLAGS) ./...) || exit 1; done
+	@for m in $(MODULES); do (cd $$m && MESHPLANE_BIN=$(BIN)/meshplane MESHPLANE_PLATFORM_BIN=$(BIN)/meshplane-platform KUBECTL_WS_BIN=$(BIN)/kubectl-ws APIGEN_BIN=$(BIN)/apigen ACCOUNT_OPERATOR_BIN=$(BIN)/account-operator PROVIDER_KUBECONFIG_BIN=$(BIN)/provider-kubeconfig $(GO) test $(GOTEST_FLAGS) ./...) || exit 1; done
 
 ## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
 generate:
