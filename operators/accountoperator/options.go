@@ -104,6 +104,12 @@ func (o *Options) Complete() (*Completed, error) {
 		return nil, fmt.Errorf("loading kubeconfig %q: %w", o.Kubeconfig, err)
 	}
 	cfg.UserAgent = "account-operator"
+	if len(cfg.CAData) == 0 && cfg.CAFile != "" {
+		if cfg.CAData, err = os.ReadFile(cfg.CAFile); err != nil {
+			return nil, fmt.Errorf("reading CA %s: %w", cfg.CAFile, err)
+		}
+		cfg.CAFile = ""
+	}
 	cfg.QPS, cfg.Burst = 50, 100
 	base := rest.CopyConfig(cfg)
 	base.Host = endpointslice.BaseHost(cfg.Host)

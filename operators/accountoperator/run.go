@@ -49,6 +49,7 @@ func staticMapper(s *runtime.Scheme) meta.RESTMapper {
 		rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"),
 		apisv1alpha2.SchemeGroupVersion.WithKind("APIBinding"),
 		apisv1alpha2.SchemeGroupVersion.WithKind("APIExport"),
+		tenancyv1alpha1.SchemeGroupVersion.WithKind("Workspace"),
 	} {
 		m.Add(gvk, meta.RESTScopeRoot)
 	}
@@ -83,14 +84,14 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		return err
 	}
 
-	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers}
+	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers, ClusterCA: string(c.Base.CAData)}
 	if c.CoreWorkarounds {
 		pc, err := client.New(c.Provider, client.Options{Scheme: scheme, Mapper: staticMapper(scheme)})
 		if err != nil {
 			return err
 		}
 		d := &direct{base: c.Base, provider: pc, export: c.EndpointSlice, scheme: scheme}
-		opts.GrantCreator, opts.PrepareWorkspace = d.grantCreator, d.acceptClaims
+		opts.GrantCreator, opts.PrepareWorkspace, opts.CreateWorkspaceDirect = d.grantCreator, d.acceptClaims, d.createWorkspace
 		log.Info("core work-arounds on: creators are bound to cluster-admin and default APIBinding claims accepted through direct workspace access")
 	}
 	if err := account.SetupWithManager(mgr, opts); err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,10 @@ const creatorBinding = "meshplane:account-creator"
 //     experimental.tenancy.kcp.io/owner annotation the workspace's admin;
 //     the core always records the requesting user, so the operator binds
 //     the creator itself;
+//   - creating a Workspace through the export's virtual workspace is
+//     refused by the core's "use" check on the workspace type (it is
+//     decided as a virtual-workspace request in the type's workspace, which
+//     binds nothing); the operator then creates the Workspace directly;
 //   - kcp accepts every permission claim of a default APIBinding (a
 //     WorkspaceType's defaultAPIBindings); the core creates the binding
 //     with none accepted, so the operator could not create Workspaces in
@@ -148,4 +153,13 @@ func accepted(have []apisv1alpha2.AcceptablePermissionClaim, claims []apisv1alph
 		}
 	}
 	return true
+}
+
+// createWorkspace creates ws in cluster directly.
+func (d *direct) createWorkspace(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error {
+	c, err := d.client(cluster)
+	if err != nil {
+		return err
+	}
+	return c.Create(ctx, ws)
 }

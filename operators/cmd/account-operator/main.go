@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -22,7 +23,9 @@ func main() {
 	o := accountoperator.NewOptions()
 	fs := flag.NewFlagSet("account-operator", flag.ExitOnError)
 	o.AddFlags(fs)
-	zopts := zap.Options{Development: false}
+	// Errors are reported on the Accounts' conditions; keep log lines
+	// one-line (no stack traces) and structured.
+	zopts := zap.Options{Development: false, StacktraceLevel: zapcore.DPanicLevel}
 	zopts.BindFlags(fs)
 	_ = fs.Parse(os.Args[1:])
 

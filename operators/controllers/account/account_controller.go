@@ -27,12 +27,16 @@ type Options struct {
 	// OrgsPath is where organizations live (root:orgs), BasePath where the
 	// base types org and account are (root).
 	OrgsPath, BasePath string
+	// ClusterCA is the core's CA (PEM), written into organizations'
+	// AccountInfo (accounts copy their parent's).
+	ClusterCA string
 	// Workers is the number of Accounts reconciled in parallel.
 	Workers int
 	// GrantCreator and PrepareWorkspace are optional work-arounds for core
 	// gaps (see the account-operator's --core-workarounds).
-	GrantCreator     func(ctx context.Context, cluster, creator string) error
-	PrepareWorkspace func(ctx context.Context, cluster string) error
+	GrantCreator          func(ctx context.Context, cluster, creator string) error
+	PrepareWorkspace      func(ctx context.Context, cluster string) error
+	CreateWorkspaceDirect func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error
 }
 
 // clients returns the client of an engaged cluster.
@@ -72,8 +76,8 @@ func newReconciler(c clients, opts Options) *reconciler {
 				createWorkspace: func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error {
 					return create(ctx, c, cluster, ws)
 				},
-				getAccountInfo: get[*corev1alpha1.AccountInfo](c, func() *corev1alpha1.AccountInfo { return &corev1alpha1.AccountInfo{} }),
-				grantCreator:   opts.GrantCreator},
+				getAccountInfo:        get[*corev1alpha1.AccountInfo](c, func() *corev1alpha1.AccountInfo { return &corev1alpha1.AccountInfo{} }),
+				createWorkspaceDirect: opts.CreateWorkspaceDirect},
 			&accountInfoStep{
 				getAccountInfo: get[*corev1alpha1.AccountInfo](c, func() *corev1alpha1.AccountInfo { return &corev1alpha1.AccountInfo{} }),
 				createAccountInfo: func(ctx context.Context, cluster string, info *corev1alpha1.AccountInfo) error {
@@ -82,8 +86,9 @@ func newReconciler(c clients, opts Options) *reconciler {
 				updateAccountInfo: func(ctx context.Context, cluster string, info *corev1alpha1.AccountInfo) error {
 					return update(ctx, c, cluster, info)
 				},
-				prepareWorkspace: opts.PrepareWorkspace},
-			workspaceReadyStep{},
+				prepareWorkspace: opts.PrepareWorkspace,
+				clusterCA:        opts.ClusterCA},
+			workspaceReadyStep{grantCreator: opts.GrantCreator},
 		},
 		deletion: &deletionStep{
 			getWorkspace: get[*tenancyv1alpha1.Workspace](c, func() *tenancyv1alpha1.Workspace { return &tenancyv1alpha1.Workspace{} }),

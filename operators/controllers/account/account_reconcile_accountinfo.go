@@ -21,6 +21,8 @@ type accountInfoStep struct {
 	getAccountInfo    func(ctx context.Context, cluster, name string) (*corev1alpha1.AccountInfo, error)
 	createAccountInfo func(ctx context.Context, cluster string, info *corev1alpha1.AccountInfo) error
 	updateAccountInfo func(ctx context.Context, cluster string, info *corev1alpha1.AccountInfo) error
+	// clusterCA is the PEM CA of the core, recorded in an org's AccountInfo.
+	clusterCA string
 	// prepareWorkspace, when set, runs before the AccountInfo is written
 	// (work-arounds for core gaps, such as accepting the permission claims
 	// of the workspace's default APIBinding).
@@ -38,13 +40,13 @@ func (s *accountInfoStep) reconcile(ctx context.Context, st *state) result {
 	cluster := ws.Spec.Cluster
 	if s.prepareWorkspace != nil {
 		if err := s.prepareWorkspace(ctx, cluster); err != nil {
-			if apierrors.IsNotFound(err) {
+			if apierrors.IsNotFound(err) || ws.Status.Phase != corev1alpha1kcp.LogicalClusterPhaseReady {
 				return pending(acc, cond, time.Second, "workspace %s: %v", ws.Name, err)
 			}
 			return failed(ctx, acc, cond, fmt.Errorf("preparing workspace %s: %w", ws.Name, err))
 		}
 	}
-	want := desiredAccountInfo(st)
+	want := desiredAccountInfo(st, s.clusterCA)
 	got, err := s.getAccountInfo(ctx, cluster, corev1alpha1.AccountInfoName)
 	switch {
 	case gone(err):
@@ -77,7 +79,7 @@ func (s *accountInfoStep) reconcile(ctx context.Context, st *state) result {
 }
 
 // desiredAccountInfo is the AccountInfo of st's workspace.
-func desiredAccountInfo(st *state) *corev1alpha1.AccountInfo {
+func desiredAccountInfo(st *state, ca string) *corev1alpha1.AccountInfo {
 	acc, ws := st.account, st.workspace
 	self := corev1alpha1.AccountLocation{
 		Name:               acc.Name,
@@ -91,6 +93,7 @@ func desiredAccountInfo(st *state) *corev1alpha1.AccountInfo {
 	info.Spec.Account = self
 	if acc.Spec.Type == corev1alpha1.AccountTypeOrg || st.parent == nil {
 		info.Spec.Organization = self
+		info.Spec.ClusterInfo.CA = ca
 		return info
 	}
 	p := st.parent.Spec

@@ -24,10 +24,10 @@ type workspaceStep struct {
 	getWorkspace    func(ctx context.Context, cluster, name string) (*tenancyv1alpha1.Workspace, error)
 	createWorkspace func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error
 	getAccountInfo  func(ctx context.Context, cluster, name string) (*corev1alpha1.AccountInfo, error)
-	// grantCreator, when set, binds the creator to cluster-admin in the new
-	// workspace (for cores that do not honour the owner annotation a
-	// privileged client sets; kcp does).
-	grantCreator func(ctx context.Context, cluster, creator string) error
+	// createWorkspaceDirect, when set, is tried when creating through the
+	// virtual workspace is forbidden (the core checks verb "use" on the
+	// workspace type as if the type's workspace had to bind the export).
+	createWorkspaceDirect func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error
 }
 
 func (s *workspaceStep) reconcile(ctx context.Context, st *state) result {
@@ -53,7 +53,12 @@ func (s *workspaceStep) reconcile(ctx context.Context, st *state) result {
 	ws, err := s.getWorkspace(ctx, st.cluster, acc.Name)
 	if apierrors.IsNotFound(err) {
 		ws = s.workspace(acc, want)
-		if err := s.createWorkspace(ctx, st.cluster, ws); err != nil && !apierrors.IsAlreadyExists(err) {
+		err := s.createWorkspace(ctx, st.cluster, ws)
+		if apierrors.IsForbidden(err) && s.createWorkspaceDirect != nil {
+			log.FromContext(ctx).V(1).Info("creating the workspace through the virtual workspace was forbidden; creating it directly", "error", err.Error())
+			err = s.createWorkspaceDirect(ctx, st.cluster, s.workspace(acc, want))
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return failed(ctx, acc, cond, fmt.Errorf("creating workspace %s of type %s: %w", acc.Name, want, err))
 		}
 		log.FromContext(ctx).Info("created workspace", "workspace", acc.Name, "type", want.String())
@@ -72,11 +77,6 @@ func (s *workspaceStep) reconcile(ctx context.Context, st *state) result {
 		return pending(acc, cond, time.Second, "workspace %s is being scheduled", ws.Name)
 	}
 	st.workspace = ws
-	if creator := ptr.Deref(acc.Spec.Creator, ""); creator != "" && s.grantCreator != nil {
-		if err := s.grantCreator(ctx, ws.Spec.Cluster, creator); err != nil {
-			return failed(ctx, acc, cond, fmt.Errorf("making %s admin of workspace %s: %w", creator, ws.Name, err))
-		}
-	}
 	return done(acc, cond, fmt.Sprintf("workspace %s (logical cluster %s) of type %s", ws.Name, ws.Spec.Cluster, want))
 }
 

@@ -61,7 +61,7 @@ func (s *workspaceTypeStep) types(org string) []*tenancyv1alpha1.WorkspaceType {
 		{
 			ObjectMeta: metav1.ObjectMeta{Name: OrgTypeName(org), Labels: labels},
 			Spec: tenancyv1alpha1.WorkspaceTypeSpec{
-				Extend: tenancyv1alpha1.WorkspaceTypeExtension{With: []tenancyv1alpha1.WorkspaceTypeReference{{Name: "org", Path: s.basePath}}},
+				Extend:                    tenancyv1alpha1.WorkspaceTypeExtension{With: []tenancyv1alpha1.WorkspaceTypeReference{{Name: "org", Path: s.basePath}}},
 				DefaultChildWorkspaceType: accountType,
 				LimitAllowedParents: &tenancyv1alpha1.WorkspaceTypeSelector{
 					Types: []tenancyv1alpha1.WorkspaceTypeReference{{Name: "orgs", Path: s.basePath}},
