@@ -2,10 +2,20 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis core platform providers operators
+MODULES := apis sdk core platform bench providers operators
+# The binaries `make build` puts in bin/.
+BINARIES := meshplane kubectl-ws apigen meshplane-platform meshplane-bench account-operator provider-kubeconfig
+# Test packages run in parallel: each e2e package starts one server, so more
+# than 3 at once only fight for CPU on a small machine.
+TEST_P ?= 3
 ROOT_DIR ?= $(CURDIR)/.meshplane
 PORT_BASE ?= 6443
-GOTEST_FLAGS ?= -count=1 -timeout 30m
+GOTEST_FLAGS ?= -count=1 -timeout 30m -p $(TEST_P)
+
+# MESHPLANE_BIN=bin/meshplane KUBECTL_WS_BIN=bin/kubectl-ws ... for every binary.
+BIN_ENV := $(foreach b,$(BINARIES),$(shell echo $(b) | tr a-z- A-Z_)_BIN=$(BIN)/$(b))
+# ./sdk/... ./core/... ./bench/...: one go command for all modules (go.work).
+PKGS := $(MODULES:%=./%/...)
 
 .PHONY: all build run test vet fmt-check unit bench clean generate verify-generate
 
@@ -14,10 +24,11 @@ all: build
 ## build: compile every binary into bin/
 build:
 	@mkdir -p $(BIN)
-	cd core && $(GO) build -o $(BIN)/ ./cmd/...
-	cd platform && $(GO) build -o $(BIN)/ ./cmd/...
-	cd providers && $(GO) build -o $(BIN)/ ./cmd/...
-	cd operators && $(GO) build -o $(BIN)/ ./cmd/...
+	cd core && $(GO) build -o $(BIN)/ ./cmd/meshplane ./cmd/kubectl-ws ./cmd/apigen
+	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
+	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench
+	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
+	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
 ## <ROOT_DIR>/platform.env appears once everything is ready
@@ -27,11 +38,12 @@ run: build
 ## vet: gofmt and go vet across all modules
 vet:
 	@bad=$$(gofmt -l $(MODULES)); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
-	@for m in $(MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
+	$(GO) vet $(PKGS)
 
-## test: vet, then every module's tests against binaries built once
+## test: vet, then every module's tests against the binaries built once
+## (each found through its <NAME>_BIN variable, see sdk/testing/framework)
 test: build vet
-	@for m in $(MODULES); do (cd $$m && MESHPLANE_BIN=$(BIN)/meshplane MESHPLANE_PLATFORM_BIN=$(BIN)/meshplane-platform KUBECTL_WS_BIN=$(BIN)/kubectl-ws APIGEN_BIN=$(BIN)/apigen ACCOUNT_OPERATOR_BIN=$(BIN)/account-operator PROVIDER_KUBECONFIG_BIN=$(BIN)/provider-kubeconfig $(GO) test $(GOTEST_FLAGS) ./...) || exit 1; done
+	$(BIN_ENV) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
 ## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
 generate:
@@ -41,9 +53,10 @@ generate:
 verify-generate: generate
 	@if [ -n "$$(git status --porcelain -- apis)" ]; then git status --short -- apis; echo "generated files are stale: run make generate and commit"; exit 1; fi
 
-## bench: benchmarks against a fresh server (figures go to bench-results.md)
+## bench: benchmarks against a fresh server (figures go to bench-results.md);
+## BENCH_ARGS are passed on, e.g. the quick pass of scripts/bench.sh's comment
 bench: build
-	./scripts/bench.sh
+	./scripts/bench.sh $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BIN)

@@ -10,12 +10,7 @@ import (
 )
 
 func main() {
-	// The watch cache's reflector would otherwise stream its initial state
-	// into a store keyed by namespace/name, where same-named objects of
-	// different logical clusters collapse into one on every restart. A
-	// plain list goes through the cluster-aware key function instead.
-	if os.Getenv("KUBE_FEATURE_WatchListClient") == "" {
-		_ = os.Setenv("KUBE_FEATURE_WatchListClient", "false")
-	}
+	// server.NewConfig turns client-go's WatchListClient off (see
+	// pkg/server/env.go): the watch cache depends on it.
 	os.Exit(cli.Run(cmd.NewRoot()))
 }

@@ -15,8 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/crd"
 )
+
+// IdentityAnnotation carries, on a CRD made from an APIResourceSchema, the
+// identity hash of the APIExport the resource is bound from.
+const IdentityAnnotation = "apis.kcp.io/identity"
 
 // IdentityNamespace holds the identity secrets of a workspace's exports.
 const IdentityNamespace = "kcp-system"
@@ -44,7 +47,7 @@ func SchemaToCRD(schema *apisv1alpha1.APIResourceSchema, identity, consumer stri
 			Name:            s.Names.Plural + "." + s.Group,
 			UID:             types.UID(string(schema.UID) + "/" + identity),
 			ResourceVersion: schema.ResourceVersion,
-			Annotations:     map[string]string{clusters.Annotation: consumer, crd.IdentityAnnotation: identity},
+			Annotations:     map[string]string{clusters.Annotation: consumer, IdentityAnnotation: identity},
 		},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: s.Group, Names: s.Names, Scope: s.Scope,

@@ -6,8 +6,8 @@ import "sync"
 // controller learns it.
 type Consumers struct {
 	mu sync.RWMutex
-	// export key (<cluster>|<name>) -> consumer cluster -> binding name
-	byExport map[string]map[string]string
+	// export -> consumer cluster -> binding name
+	byExport map[exportKey]map[string]string
 	// consumer cluster -> binding name -> accepted claims (<group>/<resource>)
 	claims   map[string]map[string]map[string]bool
 	onChange []func(exportCluster, exportName string)
@@ -15,7 +15,7 @@ type Consumers struct {
 
 // NewConsumers returns an empty set.
 func NewConsumers() *Consumers {
-	return &Consumers{byExport: map[string]map[string]string{}, claims: map[string]map[string]map[string]bool{}}
+	return &Consumers{byExport: map[exportKey]map[string]string{}, claims: map[string]map[string]map[string]bool{}}
 }
 
 // SetClaims records the permission claims (<group>/<resource>) a binding
@@ -49,13 +49,16 @@ func (c *Consumers) Accepted(consumer, exportCluster, exportName, group, resourc
 	return exported || c.claims[consumer][binding][group+"/"+resource]
 }
 
-func key(cluster, name string) string { return cluster + "|" + name }
+// exportKey names an export: its cluster and name.
+type exportKey struct{ cluster, name string }
+
+func key(cluster, name string) exportKey { return exportKey{cluster, name} }
 
 // Set records that binding in consumer binds the export (or, with an empty
 // export cluster, that it binds nothing).
 func (c *Consumers) Set(consumer, binding, exportCluster, exportName string) {
 	c.mu.Lock()
-	changed := map[string]bool{}
+	changed := map[exportKey]bool{}
 	for k, m := range c.byExport {
 		if m[consumer] == binding && k != key(exportCluster, exportName) {
 			delete(m, consumer)
@@ -76,19 +79,9 @@ func (c *Consumers) Set(consumer, binding, exportCluster, exportName string) {
 	c.mu.Unlock()
 	for k := range changed {
 		for _, f := range listeners {
-			cl, n := split(k)
-			f(cl, n)
+			f(k.cluster, k.name)
 		}
 	}
-}
-
-func split(k string) (string, string) {
-	for i := 0; i < len(k); i++ {
-		if k[i] == '|' {
-			return k[:i], k[i+1:]
-		}
-	}
-	return k, ""
 }
 
 // Of returns the consumer clusters of an export, with their binding names.

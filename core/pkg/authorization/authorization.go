@@ -17,7 +17,6 @@ import (
 	"github.com/meshplane/meshplane/core/pkg/authorization/bootstrap"
 	"github.com/meshplane/meshplane/core/pkg/authorization/rbac"
 	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/virtual/lifecycle"
 )
 
 // Workspaces tells the phase and path of workspace clusters.
@@ -27,10 +26,22 @@ type Workspaces interface {
 	Workspace(cluster string) (phase, path string, ok bool)
 }
 
+// Layer builds an authorizer consulted, in order, before the plain chain:
+// the home workspace rule and the virtual workspaces' authorizers. full is
+// the whole chain, layers included (for a virtual workspace that asks it
+// again about the request it rewrote); plain is the chain without layers.
+// Both are ready once New returns.
+type Layer func(full, plain authorizer.Authorizer) authorizer.Authorizer
+
+// Fixed is a layer that needs neither chain.
+func Fixed(a authorizer.Authorizer) Layer {
+	return func(_, _ authorizer.Authorizer) authorizer.Authorizer { return a }
+}
+
 // New returns the authorizer and the rule resolver for
 // SelfSubjectRulesReviews. stored reads RBAC objects kept in each cluster.
-// Extra authorizers are consulted first.
-func New(stored rbac.RuleSource, workspaces Workspaces, lifecycleClusters lifecycle.Clusters, extra ...authorizer.Authorizer) (authorizer.Authorizer, authorizer.RuleResolver) {
+// The layers are consulted first.
+func New(stored rbac.RuleSource, workspaces Workspaces, layers ...Layer) (authorizer.Authorizer, authorizer.RuleResolver) {
 	// The bootstrap policy holds in every cluster and outside of any.
 	boot := rbac.New(bootstrap.Source{}, func(ctx context.Context) (string, bool) {
 		if cluster, ok := clusters.From(ctx); ok && cluster != clusters.Wildcard {
@@ -49,9 +60,16 @@ func New(stored rbac.RuleSource, workspaces Workspaces, lifecycleClusters lifecy
 	)
 	// Virtual workspaces decide first, for everybody, system:masters
 	// included: what they show is limited by what they are.
-	chain := append([]authorizer.Authorizer{}, extra...)
-	chain = append(chain, lifecycle.Authorizer{RBAC: plain, Clusters: lifecycleClusters}, plain)
-	return union.New(chain...), union.NewRuleResolvers(boot, local)
+	var full authorizer.Authorizer
+	self := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		return full.Authorize(ctx, a)
+	})
+	var chain []authorizer.Authorizer
+	for _, layer := range layers {
+		chain = append(chain, layer(self, plain))
+	}
+	full = union.New(append(chain, plain)...)
+	return full, union.NewRuleResolvers(boot, local)
 }
 
 // denyWildcard refuses the wildcard cluster to everybody that got this

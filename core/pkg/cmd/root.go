@@ -36,7 +36,11 @@ func newStart() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := server.New(completed)
+			config, err := server.NewConfig(completed)
+			if err != nil {
+				return err
+			}
+			s, err := config.Complete().New()
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package crd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
 )
 
 // Controller accepts the names of new CRDs, marks them Established, and
@@ -29,30 +30,21 @@ type Controller struct {
 	runner  *runner.Runner
 }
 
+// NewController returns the controller: crds is the CRD registry, status
+// its status subresource, handler serves the custom resources.
+func NewController(crds rest.StandardStorage, status rest.Updater, handler *Handler) *Controller {
+	return &Controller{CRDs: crds, Status: status, Handler: handler}
+}
+
 // Run processes CRD events until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	c.runner = runner.New("crd", 2, func(ctx context.Context, key string) (time.Duration, error) {
-		cluster, name, _ := strings.Cut(key, "|")
-		return 0, c.reconcile(ctx, cluster, name)
+	c.runner = runner.New("crd", 2, func(ctx context.Context, key runner.Key) (time.Duration, error) {
+		return 0, c.reconcile(ctx, key.Cluster, key.Name)
 	})
-	enqueue := func(obj any) {
-		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		crd, ok := obj.(*apiextensionsinternal.CustomResourceDefinition)
-		if !ok {
-			return
-		}
-		c.runner.Add(crd.Annotations[clusters.Annotation] + "|" + crd.Name)
-	}
-	c.Handler.Index.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj any) { enqueue(obj) },
+	_ = c.runner.EnqueueFrom(c.Handler.Index, runner.ObjectKeys)
+	_, _ = c.Handler.Index.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			if crd, ok := obj.(*apiextensionsinternal.CustomResourceDefinition); ok {
+			if crd, ok := runner.Unwrap(obj).(*apiextensionsinternal.CustomResourceDefinition); ok {
 				c.Handler.Forget(crd.UID)
 			}
 		},
@@ -75,8 +67,8 @@ func (c *Controller) reconcile(ctx context.Context, cluster, name string) error 
 	}
 	if apiextensionsinternal.IsCRDConditionTrue(crd, apiextensionsinternal.Established) &&
 		crd.Status.AcceptedNames.Plural == crd.Spec.Names.Plural && crd.Status.AcceptedNames.Kind == crd.Spec.Names.Kind &&
-		equalStrings(crd.Status.AcceptedNames.ShortNames, crd.Spec.Names.ShortNames) &&
-		equalStrings(crd.Status.AcceptedNames.Categories, crd.Spec.Names.Categories) {
+		slices.Equal(crd.Status.AcceptedNames.ShortNames, crd.Spec.Names.ShortNames) &&
+		slices.Equal(crd.Status.AcceptedNames.Categories, crd.Spec.Names.Categories) {
 		return nil
 	}
 	crd = crd.DeepCopy()
@@ -101,7 +93,7 @@ func (c *Controller) reconcile(ctx context.Context, cluster, name string) error 
 		}
 	}
 	for _, v := range stored {
-		if !contains(crd.Status.StoredVersions, v) {
+		if !slices.Contains(crd.Status.StoredVersions, v) {
 			crd.Status.StoredVersions = append(crd.Status.StoredVersions, v)
 		}
 	}
@@ -136,27 +128,6 @@ func (c *Controller) cleanup(ctx context.Context, crd *apiextensionsinternal.Cus
 		return nil
 	}
 	return err
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // deleteAll deletes every object of a custom resource in the cluster of

@@ -37,11 +37,19 @@ type Handler struct {
 	infos map[types.UID]*servingInfo
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serve(w, r, h.Next) }
+
+// WithNext returns the handler serving custom resources and handing
+// everything else to next (in place of Next).
+func (h *Handler) WithNext(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, next) })
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	ctx := r.Context()
 	info, ok := genericapirequest.RequestInfoFrom(ctx)
 	if !ok || !info.IsResourceRequest || h.Builtin[info.APIGroup] {
-		h.Next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 		return
 	}
 	cluster, _ := clusters.From(ctx)
@@ -58,7 +66,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if crd == nil || !established(crd) || !served(crd, info.APIVersion) {
-		h.Next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 		return
 	}
 	si, err := h.servingInfo(crd)
@@ -69,11 +77,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	namespaced := crd.Spec.Scope == apiextensionsv1.NamespaceScoped
 	if !namespaced && info.Namespace != "" {
-		h.Next.ServeHTTP(w, r) // cluster-scoped resources have no namespaced paths
+		next.ServeHTTP(w, r) // cluster-scoped resources have no namespaced paths
 		return
 	}
 	if namespaced && info.Namespace == "" && info.Verb != "list" && info.Verb != "watch" {
-		h.Next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 		return
 	}
 	terminating := crd.DeletionTimestamp != nil

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/meshplane/meshplane/core/pkg/apiexport"
 	"github.com/meshplane/meshplane/core/pkg/clusters"
 	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
 )
@@ -32,9 +33,9 @@ type Index struct {
 	onChange []func(cluster string)
 }
 
-// IdentityAnnotation carries, on a CRD made from an APIResourceSchema, the
-// identity hash of the APIExport the resource is bound from.
-const IdentityAnnotation = "apis.kcp.io/identity"
+// IdentityAnnotation is apiexport.IdentityAnnotation, which owns it; the
+// alias keeps this package's callers compiling.
+const IdentityAnnotation = apiexport.IdentityAnnotation
 
 // StoragePrefix is where a CRD's objects are stored: bound resources are
 // stored under their export's identity, so that two exports of the same
@@ -127,8 +128,8 @@ func (i *Index) OnChange(f func(cluster string)) {
 }
 
 // AddEventHandler lets controllers follow CRD events.
-func (i *Index) AddEventHandler(h cache.ResourceEventHandler) {
-	_, _ = i.informer.AddEventHandler(h)
+func (i *Index) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return i.informer.AddEventHandler(h)
 }
 
 func (i *Index) set(obj any, deleted bool) {
@@ -138,7 +139,7 @@ func (i *Index) set(obj any, deleted bool) {
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := apiextensionsv1.Convert_apiextensions_CustomResourceDefinition_To_v1_CustomResourceDefinition(in, crd, nil); err != nil {
-		klog.ErrorS(err, "Converting CRD", "name", in.Name)
+		klog.ErrorS(err, "Converting CRD", "cluster", in.Annotations[clusters.Annotation], "name", in.Name)
 		return
 	}
 	cluster := crd.Annotations[clusters.Annotation]

@@ -52,9 +52,13 @@ type Builder struct {
 	// StaticOpenAPI holds the built-in definitions (ObjectMeta and friends)
 	// for server-side apply's type converter.
 	StaticOpenAPI map[string]*spec.Schema
-	Authorizer    authorizer.Authorizer
-	Converters    ConverterFactory
-	MaxBodyBytes  int64
+	// StaticOpenAPIFrom, when set, is read in place of StaticOpenAPI each
+	// time: the definitions exist only once the generic server installed
+	// the apiextensions group.
+	StaticOpenAPIFrom func() map[string]*spec.Schema
+	Authorizer        authorizer.Authorizer
+	Converters        ConverterFactory
+	MaxBodyBytes      int64
 }
 
 // ConverterFactory makes converters between a CRD's versions.
@@ -270,7 +274,7 @@ func withFieldManager(tc managedfields.TypeConverter, scope handlers.RequestScop
 // turned into models.
 func (b *Builder) typeConverter(crd *apiextensionsv1.CustomResourceDefinition) managedfields.TypeConverter {
 	specs := []*spec3.OpenAPI{{Version: "3.0.0", Info: &spec.Info{InfoProps: spec.InfoProps{Title: "static", Version: "v1"}},
-		Components: &spec3.Components{Schemas: b.StaticOpenAPI}}}
+		Components: &spec3.Components{Schemas: b.staticOpenAPI()}}}
 	for _, v := range crd.Spec.Versions {
 		s, err := builder.BuildOpenAPIV3(crd, v.Name, builder.Options{})
 		if err != nil {
@@ -326,4 +330,11 @@ func waitReady(check func() error) error {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+func (b *Builder) staticOpenAPI() map[string]*spec.Schema {
+	if b.StaticOpenAPIFrom != nil {
+		return b.StaticOpenAPIFrom()
+	}
+	return b.StaticOpenAPI
 }

@@ -5,7 +5,9 @@ package discovery
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -14,9 +16,14 @@ import (
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/utils/lru"
 
+	builtinapi "github.com/meshplane/meshplane/core/pkg/apis/builtin"
 	"github.com/meshplane/meshplane/core/pkg/clusters"
 )
 
@@ -25,6 +32,12 @@ type CRDLister func(ctx context.Context, cluster string) []*apiextensionsv1.Cust
 
 // Handler intercepts discovery requests of clusters that have CRDs and
 // passes everything else (and clusters without CRDs) to Next.
+//
+// The built-in documents are read from Static once, on the first request
+// that needs them. The documents of a set of CRDs are built once and
+// cached, keyed by the CRDs' UIDs and resourceVersions, so they are built
+// again only when a CRD of the set changes; clusters serving the same
+// CRDs (bound resources) share them.
 type Handler struct {
 	CRDs CRDLister
 	// Static answers discovery of the built-in APIs (the generic server's
@@ -32,11 +45,14 @@ type Handler struct {
 	Static http.Handler
 	Next   http.Handler
 
-	once          sync.Once
-	groups        metav1.APIGroupList
-	aggregated    apidiscoveryv2.APIGroupDiscoveryList
-	aggregatedRaw []byte
+	once      sync.Once
+	static    staticDiscovery
+	staticErr error
+	cache     *lru.Cache // setKey -> *documents
 }
+
+// cacheSize bounds the cached document sets (one per distinct CRD set).
+const cacheSize = 128
 
 const aggregatedAccept = "as=APIGroupDiscoveryList"
 
@@ -56,72 +72,155 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.once.Do(h.loadStatic)
+	if h.staticErr != nil {
+		fail(w, r, apierrors.NewInternalError(h.staticErr))
+		return
+	}
+	docs, err := h.documentsOf(crds)
+	if err != nil {
+		fail(w, r, apierrors.NewInternalError(err))
+		return
+	}
 	parts := strings.Split(strings.TrimPrefix(p, "/apis"), "/")[1:]
-	groups := groupsOf(crds)
 	switch len(parts) {
 	case 0:
 		if strings.Contains(r.Header.Get("Accept"), aggregatedAccept) {
-			list := h.aggregated.DeepCopy()
-			for _, g := range groups {
-				list.Items = append(list.Items, g.aggregated())
-			}
-			write(w, AggregatedContentType, list)
+			write(w, AggregatedContentType, docs.aggregated)
 			return
 		}
-		list := h.groups.DeepCopy()
-		for _, g := range groups {
-			list.Groups = append(list.Groups, g.legacy())
-		}
-		write(w, "application/json", list)
+		write(w, "application/json", docs.groupList)
 		return
 	case 1:
-		for _, g := range groups {
-			if g.name == parts[0] {
-				ag := g.legacy()
-				write(w, "application/json", &ag)
-				return
-			}
+		if b, ok := docs.groups[parts[0]]; ok {
+			write(w, "application/json", b)
+			return
 		}
 	case 2:
-		for _, g := range groups {
-			if g.name != parts[0] {
-				continue
-			}
-			for _, v := range g.versions {
-				if v.name == parts[1] {
-					write(w, "application/json", v.resourceList(g.name))
-					return
-				}
-			}
+		if b, ok := docs.versions[parts[0]+"/"+parts[1]]; ok {
+			write(w, "application/json", b)
+			return
 		}
 	}
 	h.Next.ServeHTTP(w, r)
 }
 
-// loadStatic records the built-in discovery documents once.
-func (h *Handler) loadStatic() {
-	get := func(accept string) []byte {
-		req := httptest.NewRequest(http.MethodGet, "/apis", nil)
-		req.Header.Set("Accept", accept)
-		rec := httptest.NewRecorder()
-		h.Static.ServeHTTP(rec, req)
-		return rec.Body.Bytes()
-	}
-	_ = json.Unmarshal(get("application/json"), &h.groups)
-	_ = json.Unmarshal(get(AggregatedContentType), &h.aggregated)
-	h.groups.Kind, h.groups.APIVersion = "APIGroupList", "v1"
-	h.aggregated.Kind, h.aggregated.APIVersion = "APIGroupDiscoveryList", "apidiscovery.k8s.io/v2"
+// staticDiscovery holds the built-in discovery documents.
+type staticDiscovery struct {
+	groups     metav1.APIGroupList
+	aggregated apidiscoveryv2.APIGroupDiscoveryList
 }
 
-func write(w http.ResponseWriter, contentType string, obj any) {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+// loadStatic reads the built-in discovery documents from Static.
+func (h *Handler) loadStatic() {
+	h.cache = lru.New(cacheSize)
+	if err := scrape(h.Static, "application/json", &h.static.groups); err != nil {
+		h.staticErr = err
 		return
 	}
+	if err := scrape(h.Static, AggregatedContentType, &h.static.aggregated); err != nil {
+		h.staticErr = err
+		return
+	}
+	h.static.groups.Kind, h.static.groups.APIVersion = "APIGroupList", "v1"
+	h.static.aggregated.Kind, h.static.aggregated.APIVersion = "APIGroupDiscoveryList", "apidiscovery.k8s.io/v2"
+}
+
+// scrape decodes Static's answer to GET /apis with accept into obj.
+func scrape(static http.Handler, accept string, obj any) error {
+	req := httptest.NewRequest(http.MethodGet, "/apis", nil)
+	req.Header.Set("Accept", accept)
+	rec := httptest.NewRecorder()
+	static.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return fmt.Errorf("reading built-in discovery (%s): status %d: %s", accept, rec.Code, rec.Body.String())
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), obj); err != nil {
+		return fmt.Errorf("decoding built-in discovery (%s): %w", accept, err)
+	}
+	return nil
+}
+
+// documents are the encoded discovery documents of the built-in APIs
+// plus one set of CRDs.
+type documents struct {
+	groupList  []byte            // /apis
+	aggregated []byte            // /apis, aggregated
+	groups     map[string][]byte // /apis/<group>
+	versions   map[string][]byte // /apis/<group>/<version>
+}
+
+// documentsOf returns the documents of crds, from the cache when they
+// have not changed.
+func (h *Handler) documentsOf(crds []*apiextensionsv1.CustomResourceDefinition) (*documents, error) {
+	key := setKey(crds)
+	if key != "" {
+		if d, ok := h.cache.Get(key); ok {
+			return d.(*documents), nil
+		}
+	}
+	d, err := h.build(crds)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		h.cache.Add(key, d)
+	}
+	return d, nil
+}
+
+func (h *Handler) build(crds []*apiextensionsv1.CustomResourceDefinition) (*documents, error) {
+	groups := groupsOf(crds)
+	d := &documents{groups: map[string][]byte{}, versions: map[string][]byte{}}
+	list := h.static.groups.DeepCopy()
+	agg := h.static.aggregated.DeepCopy()
+	var err error
+	for _, g := range groups {
+		list.Groups = append(list.Groups, g.legacy())
+		agg.Items = append(agg.Items, g.aggregated())
+		ag := g.legacy()
+		if d.groups[g.name], err = json.Marshal(&ag); err != nil {
+			return nil, fmt.Errorf("encoding discovery of group %s: %w", g.name, err)
+		}
+		for _, v := range g.versions {
+			if d.versions[g.name+"/"+v.name], err = json.Marshal(v.resourceList(g.name)); err != nil {
+				return nil, fmt.Errorf("encoding discovery of %s/%s: %w", g.name, v.name, err)
+			}
+		}
+	}
+	if d.groupList, err = json.Marshal(list); err != nil {
+		return nil, fmt.Errorf("encoding the group list: %w", err)
+	}
+	if d.aggregated, err = json.Marshal(agg); err != nil {
+		return nil, fmt.Errorf("encoding aggregated discovery: %w", err)
+	}
+	return d, nil
+}
+
+// setKey identifies a set of CRDs by their UIDs and resourceVersions
+// (every change of a stored CRD changes its resourceVersion). It is empty,
+// and the set not cached, when a CRD has neither.
+func setKey(crds []*apiextensionsv1.CustomResourceDefinition) string {
+	ids := make([]string, 0, len(crds))
+	for _, crd := range crds {
+		if crd.UID == "" || crd.ResourceVersion == "" {
+			return ""
+		}
+		ids = append(ids, string(crd.UID)+"/"+crd.ResourceVersion)
+	}
+	sort.Strings(ids)
+	sum := sha256.Sum256([]byte(strings.Join(ids, ";")))
+	return string(sum[:])
+}
+
+func write(w http.ResponseWriter, contentType string, b []byte) {
 	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Cache-Control", "no-cache, private")
 	_, _ = w.Write(b)
+}
+
+// fail answers with err as a Status, as kube-apiserver does.
+func fail(w http.ResponseWriter, r *http.Request, err error) {
+	responsewriters.ErrorNegotiated(err, builtinapi.Codecs, schema.GroupVersion{}, w, r)
 }
 
 func servedCRDs(in []*apiextensionsv1.CustomResourceDefinition) []*apiextensionsv1.CustomResourceDefinition {

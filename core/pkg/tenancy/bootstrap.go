@@ -11,15 +11,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/registry/local"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
 )
 
-// Clients are the registries bootstrap and the tenancy controllers write.
+// Clients are what bootstrap, the home handler and the tenancy
+// controllers read and write.
 type Clients struct {
-	LogicalClusters local.Client[*corev1alpha1.LogicalCluster]
-	Workspaces      local.Client[*tenancyv1alpha1.Workspace]
-	Types           local.Client[*tenancyv1alpha1.WorkspaceType]
-	Namespaces      local.Client[*corev1.Namespace]
+	LogicalClusters client.Client[*corev1alpha1.LogicalCluster]
+	Workspaces      client.Client[*tenancyv1alpha1.Workspace]
+	Types           client.Client[*tenancyv1alpha1.WorkspaceType]
+	Namespaces      client.Client[*corev1.Namespace]
 }
 
 func ref(name string) *tenancyv1alpha1.WorkspaceTypeReference {

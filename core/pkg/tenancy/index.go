@@ -100,6 +100,17 @@ func (i *Index) Path(cluster string) string {
 	return cluster
 }
 
+// Workspace returns the phase and path of a cluster; ok is false for
+// clusters the index does not know. It implements
+// authorization.Workspaces.
+func (i *Index) Workspace(cluster string) (phase, path string, ok bool) {
+	lc, ok := i.Get(cluster)
+	if !ok {
+		return "", "", false
+	}
+	return string(lc.Status.Phase), i.Path(cluster), true
+}
+
 // HasSynced reports whether the index has seen every cluster once.
 func (i *Index) HasSynced() bool { return i.informer.HasSynced() }
 
@@ -138,16 +149,4 @@ func WithLifecycleLabels(labels map[string]string, inits []corev1alpha1.LogicalC
 		return nil
 	}
 	return out
-}
-
-// OnChange calls add with the cluster of every added or updated
-// LogicalCluster that keep accepts (nil keep accepts all): how lifecycle
-// controllers learn which clusters to look at.
-func (i *Index) OnChange(keep func(*corev1alpha1.LogicalCluster) bool, add func(cluster string)) {
-	handle := func(obj any) {
-		if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && (keep == nil || keep(lc)) {
-			add(lc.Annotations[clusters.Annotation])
-		}
-	}
-	_, _ = i.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: handle, UpdateFunc: func(_, o any) { handle(o) }})
 }

@@ -10,13 +10,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/registry/local"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
 )
 
 // Types resolves workspace types and their alias sets.
 type Types struct {
 	Index *Index
-	Store local.Client[*tenancyv1alpha1.WorkspaceType]
+	Store client.Reader[*tenancyv1alpha1.WorkspaceType]
 }
 
 // Type is a resolved workspace type with the path of its workspace.

@@ -13,33 +13,76 @@ func typ(path, name string, spec tenancyv1alpha1.WorkspaceTypeSpec) Type {
 }
 
 func TestCheckCompatible(t *testing.T) {
+	only := func(refs ...tenancyv1alpha1.WorkspaceTypeReference) *tenancyv1alpha1.WorkspaceTypeSelector {
+		return &tenancyv1alpha1.WorkspaceTypeSelector{Types: refs}
+	}
+	none := &tenancyv1alpha1.WorkspaceTypeSelector{None: true}
 	root := typ("root", "root", tenancyv1alpha1.WorkspaceTypeSpec{})
 	universal := typ("root", "universal", tenancyv1alpha1.WorkspaceTypeSpec{})
-	org := typ("root", "organization", tenancyv1alpha1.WorkspaceTypeSpec{
-		LimitAllowedParents: &tenancyv1alpha1.WorkspaceTypeSelector{Types: []tenancyv1alpha1.WorkspaceTypeReference{{Name: "root", Path: "root"}}}})
-	leaf := typ("root", "leaf", tenancyv1alpha1.WorkspaceTypeSpec{LimitAllowedChildren: &tenancyv1alpha1.WorkspaceTypeSelector{None: true}})
+	org := typ("root", "organization", tenancyv1alpha1.WorkspaceTypeSpec{LimitAllowedParents: only(tenancyv1alpha1.WorkspaceTypeReference{Name: "root", Path: "root"})})
+	// anyOrg is an organization alias without limits of its own.
+	anyOrg := typ("root", "organization", tenancyv1alpha1.WorkspaceTypeSpec{})
+	leaf := typ("root", "leaf", tenancyv1alpha1.WorkspaceTypeSpec{LimitAllowedChildren: none})
+	orphan := typ("root", "orphan", tenancyv1alpha1.WorkspaceTypeSpec{LimitAllowedParents: none})
+	orgsOnly := typ("root:acme", "orgs-only", tenancyv1alpha1.WorkspaceTypeSpec{LimitAllowedChildren: only(tenancyv1alpha1.WorkspaceTypeReference{Name: "organization", Path: "root"})})
+	sameWorkspace := typ("root:acme", "team", tenancyv1alpha1.WorkspaceTypeSpec{LimitAllowedParents: only(tenancyv1alpha1.WorkspaceTypeReference{Name: "orgs-only"})})
 	for _, tc := range []struct {
 		name          string
 		parent, child []Type
-		ok            bool
+		wantErr       string // "" means compatible
 	}{
-		{"org under root", []Type{root}, []Type{org, universal}, true},
-		{"org under universal", []Type{universal}, []Type{org, universal}, false},
-		{"anything under leaf", []Type{leaf}, []Type{universal}, false},
-		{"universal anywhere", []Type{universal}, []Type{universal}, true},
+		{"organization under root", []Type{root}, []Type{org, universal}, ""},
+		{"universal anywhere", []Type{universal}, []Type{universal}, ""},
+		{"organization under universal: the child limits its parents", []Type{universal}, []Type{org, universal},
+			"workspace type root:organization only allows parents of types root:root"},
+		{"anything under leaf: the parent allows no children", []Type{leaf}, []Type{universal},
+			"workspace type root:leaf does not allow child workspaces"},
+		{"orphan under root: the child allows no parent", []Type{root}, []Type{orphan},
+			"workspace type root:orphan does not allow a parent workspace"},
+		{"universal under orgs-only: the parent limits its children", []Type{orgsOnly}, []Type{universal},
+			"workspace type root:acme:orgs-only only allows children of types root:organization"},
+		{"organization alias under orgs-only", []Type{orgsOnly}, []Type{universal, anyOrg}, ""},
+		{"a reference without path, under its type", []Type{orgsOnly}, []Type{sameWorkspace, anyOrg}, ""},
+		{"a reference without path, elsewhere", []Type{universal}, []Type{sameWorkspace},
+			"workspace type root:acme:team only allows parents of types root:acme:orgs-only"},
+		{"children rules are checked first", []Type{leaf}, []Type{orphan},
+			"workspace type root:leaf does not allow child workspaces"},
 	} {
 		err := CheckCompatible(tc.parent, tc.child)
-		if (err == nil) != tc.ok {
-			t.Errorf("%s: got err=%v, want ok=%v", tc.name, err, tc.ok)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.wantErr {
+			t.Errorf("CheckCompatible, %s: error %q, want %q", tc.name, got, tc.wantErr)
 		}
 	}
 }
 
 func TestAncestors(t *testing.T) {
-	if got, want := ancestors("root:a:b"), []string{"root:a:b", "root:a", "root"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("ancestors = %v, want %v", got, want)
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"root:a:b", []string{"root:a:b", "root:a", "root"}},
+		{"root", []string{"root"}},
+		{"", nil},
+	} {
+		if got := ancestors(tc.path); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ancestors(%q) = %q, want %q", tc.path, got, tc.want)
+		}
 	}
-	if Parent("root:a") != "root" || Parent("root") != "" {
-		t.Errorf("Parent wrong")
+}
+
+func TestParent(t *testing.T) {
+	for _, tc := range []struct{ path, want string }{
+		{"root:a:b", "root:a"},
+		{"root:a", "root"},
+		{"root", ""},
+		{"", ""},
+	} {
+		if got := Parent(tc.path); got != tc.want {
+			t.Errorf("Parent(%q) = %q, want %q", tc.path, got, tc.want)
+		}
 	}
 }

@@ -2,30 +2,29 @@
 // endpoint slice, and keeps endpoint slices pointing at the export's
 // virtual workspace while any cluster binds the export.
 //
-// Reconcile steps for an export: identity secret (kcp-system/<name>, key
-// "key"), status.identityHash, default APIExportEndpointSlice. For a
-// slice: endpoints = [<server>/services/apiexport/<cluster>/<export>] when
-// bound, else none.
+// Reconcile steps for an export (one file each):
+//  1. reconcile_identity.go: identity secret (kcp-system/<name>, key
+//     "key"), spec.identity, status.identityHash;
+//  2. reconcile_defaultslice.go: the default APIExportEndpointSlice.
+//
+// For a slice, reconcile_endpoints.go: endpoints =
+// [<server>/services/apiexport/<cluster>/<export>] when bound, else none.
 package apiexport
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
-	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshplane/meshplane/core/pkg/apiexport"
 	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
-	"github.com/meshplane/meshplane/core/pkg/registry/local"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
 
@@ -34,48 +33,95 @@ const SkipSliceAnnotation = "apiexports.apis.kcp.io/skip-endpointslice"
 
 // Controller reconciles exports and endpoint slices.
 type Controller struct {
-	Exports     local.Client[*apisv1alpha2.APIExport]
-	Slices      local.Client[*apisv1alpha1.APIExportEndpointSlice]
-	Secrets     local.Client[*corev1.Secret]
-	Namespaces  local.Client[*corev1.Namespace]
-	Index       *tenancy.Index
-	Consumers   *apiexport.Consumers
-	ExternalURL string
+	exports        client.Client[*apisv1alpha2.APIExport]
+	slices         client.Client[*apisv1alpha1.APIExportEndpointSlice]
+	index          *tenancy.Index
+	consumers      *apiexport.Consumers
+	exportInformer cache.SharedIndexInformer
+	sliceInformer  cache.SharedIndexInformer
 
-	exports, slices *runner.Runner
-	sliceInformer   cache.SharedIndexInformer
+	identity     *identityReconciler
+	defaultSlice *defaultSliceReconciler
+	endpoints    *endpointsReconciler
+}
+
+// New returns the controller. The informers follow exports and slices in
+// every cluster; the caller runs them.
+func New(exports client.Client[*apisv1alpha2.APIExport], slices client.Client[*apisv1alpha1.APIExportEndpointSlice],
+	secrets client.Client[*corev1.Secret], namespaces client.Writer[*corev1.Namespace], index *tenancy.Index,
+	consumers *apiexport.Consumers, externalURL string, exportInformer, sliceInformer cache.SharedIndexInformer) *Controller {
+	c := &Controller{exports: exports, slices: slices, index: index, consumers: consumers,
+		exportInformer: exportInformer, sliceInformer: sliceInformer}
+	c.identity = &identityReconciler{
+		createNamespace: func(ctx context.Context, cluster string, ns *corev1.Namespace) error {
+			_, err := namespaces.Create(ctx, cluster, "", ns)
+			return err
+		},
+		createSecret: func(ctx context.Context, cluster string, s *corev1.Secret) error {
+			_, err := secrets.Create(ctx, cluster, s.Namespace, s)
+			return err
+		},
+		getSecret: func(ctx context.Context, cluster, namespace, name string) (*corev1.Secret, error) {
+			return secrets.Get(ctx, cluster, namespace, name)
+		},
+		update: func(ctx context.Context, cluster string, e *apisv1alpha2.APIExport) error {
+			_, err := exports.Update(ctx, cluster, "", e.Name, e)
+			return err
+		},
+		updateStatus: func(ctx context.Context, cluster string, e *apisv1alpha2.APIExport) error {
+			_, err := exports.UpdateStatus(ctx, cluster, "", e.Name, e)
+			return err
+		},
+	}
+	c.defaultSlice = &defaultSliceReconciler{
+		path: index.Path,
+		createSlice: func(ctx context.Context, cluster string, s *apisv1alpha1.APIExportEndpointSlice) error {
+			_, err := slices.Create(ctx, cluster, "", s)
+			return err
+		},
+	}
+	c.endpoints = &endpointsReconciler{
+		exportCluster: c.exportCluster,
+		exportExists: func(ctx context.Context, cluster, name string) bool {
+			_, err := exports.Get(ctx, cluster, "", name)
+			return err == nil
+		},
+		bound: func(cluster, name string) bool { return len(consumers.Of(cluster, name)) > 0 },
+		updateStatus: func(ctx context.Context, cluster string, s *apisv1alpha1.APIExportEndpointSlice) error {
+			_, err := slices.UpdateStatus(ctx, cluster, "", s.Name, s)
+			return err
+		},
+		externalURL: externalURL,
+	}
+	return c
 }
 
 // Run works until ctx is done.
-func (c *Controller) Run(ctx context.Context, exportInformer, sliceInformer cache.SharedIndexInformer) {
-	c.exports = runner.New("apiexport", 2, c.reconcileExport)
-	c.slices = runner.New("apiexportendpointslice", 2, c.reconcileSlice)
-	c.sliceInformer = sliceInformer
-	_, _ = exportInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(o any) { c.exports.Add(key(o)) }, UpdateFunc: func(_, o any) { c.exports.Add(key(o)) }})
-	_, _ = sliceInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(o any) { c.slices.Add(key(o)) }, UpdateFunc: func(_, o any) { c.slices.Add(key(o)) }})
-	c.Consumers.OnChange(func(exportCluster, exportName string) { c.enqueueSlicesOf(exportCluster, exportName) })
-	go c.exports.Run(ctx)
-	c.slices.Run(ctx)
+func (c *Controller) Run(ctx context.Context) {
+	exports := runner.New("apiexport", 2, c.reconcileExport)
+	slices := runner.New("apiexportendpointslice", 2, c.reconcileSlice)
+	_ = exports.EnqueueFrom(c.exportInformer, runner.ObjectKeys)
+	_ = slices.EnqueueFrom(c.sliceInformer, runner.ObjectKeys)
+	c.consumers.OnChange(func(exportCluster, exportName string) {
+		for _, k := range c.slicesOf(exportCluster, exportName) {
+			slices.Add(k)
+		}
+	})
+	go exports.Run(ctx)
+	slices.Run(ctx)
 }
 
-func key(o any) string {
-	m, err := metaOf(o)
-	if err != nil {
-		return ""
-	}
-	return m.GetAnnotations()[clusters.Annotation] + "|" + m.GetName()
-}
-
-func (c *Controller) enqueueSlicesOf(exportCluster, exportName string) {
+// slicesOf returns the keys of the slices that point at an export.
+func (c *Controller) slicesOf(exportCluster, exportName string) []runner.Key {
+	var out []runner.Key
 	for _, o := range c.sliceInformer.GetStore().List() {
 		s := o.(*apisv1alpha1.APIExportEndpointSlice)
 		cluster := s.Annotations[clusters.Annotation]
 		if c.exportCluster(cluster, s.Spec.APIExport.Path) == exportCluster && s.Spec.APIExport.Name == exportName {
-			c.slices.Add(key(s))
+			out = append(out, runner.ObjectKeys(s)...)
 		}
 	}
+	return out
 }
 
 // exportCluster resolves an export path as seen from cluster.
@@ -83,93 +129,34 @@ func (c *Controller) exportCluster(cluster, path string) string {
 	if path == "" {
 		return cluster
 	}
-	if name, ok := c.Index.Resolve(path); ok {
+	if name, ok := c.index.Resolve(path); ok {
 		return name
 	}
 	return ""
 }
 
-func (c *Controller) reconcileExport(ctx context.Context, k string) (time.Duration, error) {
-	cluster, name, _ := strings.Cut(k, "|")
-	export, err := c.Exports.Get(ctx, cluster, "", name)
+func (c *Controller) reconcileExport(ctx context.Context, key runner.Key) (time.Duration, error) {
+	export, err := c.exports.Get(ctx, key.Cluster, "", key.Name)
 	if apierrors.IsNotFound(err) || (err == nil && export.DeletionTimestamp != nil) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	if export.Spec.Identity == nil || export.Spec.Identity.SecretRef == nil {
-		if _, err := c.Namespaces.Create(ctx, cluster, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: apiexport.IdentityNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return 0, err
-		}
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: apiexport.IdentityNamespace},
-			StringData: map[string]string{"key": apiexport.NewIdentityKey()}}
-		if _, err := c.Secrets.Create(ctx, cluster, apiexport.IdentityNamespace, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-			return 0, err
-		}
-		export = export.DeepCopy()
-		export.Spec.Identity = &apisv1alpha2.Identity{SecretRef: &corev1.SecretReference{Namespace: apiexport.IdentityNamespace, Name: name}}
-		_, err := c.Exports.Update(ctx, cluster, "", name, export)
-		return 0, err // the update brings the export back
+	export, err = c.identity.reconcile(ctx, key.Cluster, export)
+	if err != nil || export == nil {
+		return 0, err // a nil export: the spec update brings it back
 	}
-	ref := export.Spec.Identity.SecretRef
-	secret, err := c.Secrets.Get(ctx, cluster, ref.Namespace, ref.Name)
-	if err != nil {
-		return 0, err
-	}
-	hash := apiexport.IdentityHash(secret.Data["key"])
-	if export.Status.IdentityHash != hash || !conditions.IsTrue(export, apisv1alpha2.APIExportIdentityValid) {
-		export = export.DeepCopy()
-		export.Status.IdentityHash = hash
-		conditions.MarkTrue(export, apisv1alpha2.APIExportIdentityValid)
-		if _, err := c.Exports.UpdateStatus(ctx, cluster, "", name, export); err != nil {
-			return 0, err
-		}
-	}
-	if export.Annotations[SkipSliceAnnotation] == "" {
-		slice := &apisv1alpha1.APIExportEndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: apisv1alpha1.APIExportEndpointSliceSpec{APIExport: apisv1alpha1.ExportBindingReference{Path: c.Index.Path(cluster), Name: name}}}
-		if _, err := c.Slices.Create(ctx, cluster, "", slice); err != nil && !apierrors.IsAlreadyExists(err) {
-			return 0, err
-		}
-	}
-	return 0, nil
+	return 0, c.defaultSlice.reconcile(ctx, key.Cluster, export)
 }
 
-func (c *Controller) reconcileSlice(ctx context.Context, k string) (time.Duration, error) {
-	cluster, name, _ := strings.Cut(k, "|")
-	slice, err := c.Slices.Get(ctx, cluster, "", name)
+func (c *Controller) reconcileSlice(ctx context.Context, key runner.Key) (time.Duration, error) {
+	slice, err := c.slices.Get(ctx, key.Cluster, "", key.Name)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	exportCluster := c.exportCluster(cluster, slice.Spec.APIExport.Path)
-	var endpoints []apisv1alpha1.APIExportEndpoint
-	valid := false
-	if exportCluster != "" {
-		if _, err := c.Exports.Get(ctx, exportCluster, "", slice.Spec.APIExport.Name); err == nil {
-			valid = true
-			if len(c.Consumers.Of(exportCluster, slice.Spec.APIExport.Name)) > 0 {
-				endpoints = []apisv1alpha1.APIExportEndpoint{{URL: c.ExternalURL + "/services/apiexport/" + exportCluster + "/" + slice.Spec.APIExport.Name}}
-			}
-		}
-	}
-	want := slice.DeepCopy()
-	want.Status.APIExportEndpoints = endpoints
-	if valid {
-		conditions.MarkTrue(want, apisv1alpha1.APIExportValid)
-	} else {
-		conditions.MarkFalse(want, apisv1alpha1.APIExportValid, apisv1alpha1.APIExportNotFoundReason, "Error", "APIExport %s not found", slice.Spec.APIExport.Name)
-	}
-	if equality.Semantic.DeepEqual(want.Status.APIExportEndpoints, slice.Status.APIExportEndpoints) &&
-		conditions.IsTrue(slice, apisv1alpha1.APIExportValid) == valid {
-		if !valid {
-			return 5 * time.Second, nil
-		}
-		return 0, nil
-	}
-	_, err = c.Slices.UpdateStatus(ctx, cluster, "", name, want)
-	return 0, err
+	return c.endpoints.reconcile(ctx, key.Cluster, slice)
 }

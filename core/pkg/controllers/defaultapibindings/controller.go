@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshplane/meshplane/core/pkg/controllers/initializer"
-	"github.com/meshplane/meshplane/core/pkg/registry/local"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
 
@@ -27,7 +27,12 @@ type Controller struct {
 	Clients  tenancy.Clients
 	Index    *tenancy.Index
 	Types    *tenancy.Types
-	Bindings local.Client[*apisv1alpha2.APIBinding]
+	Bindings client.Client[*apisv1alpha2.APIBinding]
+}
+
+// New returns the controller.
+func New(clients tenancy.Clients, index *tenancy.Index, types *tenancy.Types, bindings client.Client[*apisv1alpha2.APIBinding]) *Controller {
+	return &Controller{Clients: clients, Index: index, Types: types, Bindings: bindings}
 }
 
 // Run works until ctx is done.

@@ -12,8 +12,9 @@ import (
 	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
-	"github.com/meshplane/meshplane/core/pkg/registry/local"
+	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
 
@@ -24,7 +25,7 @@ type Step func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalClus
 // Initializer is one in-process initializer.
 type Initializer struct {
 	Name            corev1alpha1.LogicalClusterInitializer
-	LogicalClusters local.Client[*corev1alpha1.LogicalCluster]
+	LogicalClusters client.Client[*corev1alpha1.LogicalCluster]
 	Index           *tenancy.Index
 	Step            Step
 }
@@ -32,14 +33,19 @@ type Initializer struct {
 // Run works until ctx is done.
 func (i *Initializer) Run(ctx context.Context, workers int) {
 	r := runner.New(string(i.Name), workers, i.reconcile)
-	i.Index.OnChange(func(lc *corev1alpha1.LogicalCluster) bool {
-		return lc.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing &&
-			initialization.InitializerPresent(i.Name, lc.Status.Initializers)
-	}, r.Add)
+	_ = r.EnqueueFrom(i.Index.Informer(), func(obj any) []runner.Key {
+		lc, ok := obj.(*corev1alpha1.LogicalCluster)
+		if !ok || lc.Status.Phase != corev1alpha1.LogicalClusterPhaseInitializing ||
+			!initialization.InitializerPresent(i.Name, lc.Status.Initializers) {
+			return nil
+		}
+		return []runner.Key{runner.ClusterKey(lc.Annotations[clusters.Annotation])}
+	})
 	r.Run(ctx)
 }
 
-func (i *Initializer) reconcile(ctx context.Context, cluster string) (time.Duration, error) {
+func (i *Initializer) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
+	cluster := key.Cluster
 	lc, err := i.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
 	if apierrors.IsNotFound(err) {
 		return 0, nil

@@ -1,10 +1,12 @@
 // Package logicalcluster drives a LogicalCluster through its phases.
 //
-// Reconcile steps, in order:
-//  1. initializing: when no initializer is left, the cluster is Ready;
-//  2. deleting: while terminators remain the cluster is Terminating; then
-//     its child workspaces are deleted and awaited, everything it stores
-//     is purged, and its finalizer released so the object goes too.
+// Reconcile steps, in order (one file each):
+//  1. reconcile_phase.go: while not deleted, an Initializing cluster
+//     without initializers left becomes Ready;
+//  2. reconcile_deletion.go: while terminators remain the cluster is
+//     Terminating; then Deleting: its child workspaces are deleted and
+//     awaited, everything it stores is purged, and its finalizer released
+//     so the object goes too.
 //
 // Labels for the remaining initializers and terminators are kept in sync
 // on every step, for the lifecycle virtual workspaces.
@@ -19,79 +21,78 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
+	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
 
 // Controller reconciles LogicalClusters.
 type Controller struct {
-	Clients tenancy.Clients
-	Index   *tenancy.Index
-	// Purge deletes everything cluster stores but its LogicalCluster.
-	Purge func(ctx context.Context, cluster string) error
+	logicalClusters client.Client[*corev1alpha1.LogicalCluster]
+	index           *tenancy.Index
+	phase           *phaseReconciler
+	deletion        *deletionReconciler
+}
 
-	runner *runner.Runner
+// New returns the controller. purge deletes everything a cluster stores
+// but its LogicalCluster.
+func New(logicalClusters client.Client[*corev1alpha1.LogicalCluster], workspaces client.Client[*tenancyv1alpha1.Workspace],
+	index *tenancy.Index, purge func(ctx context.Context, cluster string) error) *Controller {
+	updateStatus := func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) error {
+		_, err := logicalClusters.UpdateStatus(ctx, cluster, "", lc.Name, lc)
+		return err
+	}
+	return &Controller{
+		logicalClusters: logicalClusters,
+		index:           index,
+		phase:           &phaseReconciler{updateStatus: updateStatus},
+		deletion: &deletionReconciler{
+			updateStatus: updateStatus,
+			listWorkspaces: func(ctx context.Context, cluster string) ([]tenancyv1alpha1.Workspace, error) {
+				list, err := workspaces.List(ctx, cluster, "", nil)
+				if err != nil {
+					return nil, err
+				}
+				return list.(*tenancyv1alpha1.WorkspaceList).Items, nil
+			},
+			deleteWorkspace: func(ctx context.Context, cluster, name string) error {
+				return workspaces.Delete(ctx, cluster, "", name)
+			},
+			purge: purge,
+			update: func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) error {
+				_, err := logicalClusters.Update(ctx, cluster, "", lc.Name, lc)
+				return err
+			},
+		},
+	}
 }
 
 // Run reconciles until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	c.runner = runner.New("logicalcluster", 4, c.reconcile)
-	c.Index.OnChange(nil, c.runner.Add)
-	c.runner.Run(ctx)
+	r := runner.New("logicalcluster", 4, c.reconcile)
+	_ = r.EnqueueFrom(c.index.Informer(), clusterKeys(nil))
+	r.Run(ctx)
 }
 
-func (c *Controller) reconcile(ctx context.Context, cluster string) (time.Duration, error) {
-	lc, err := c.Clients.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
+func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
+	lc, err := c.logicalClusters.Get(ctx, key.Cluster, "", corev1alpha1.LogicalClusterName)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	want := lc.DeepCopy()
 	if lc.DeletionTimestamp == nil {
-		if want.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing && len(want.Status.Initializers) == 0 {
-			want.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
-		}
-		return 0, c.write(ctx, cluster, lc, want, false)
+		return c.phase.reconcile(ctx, key.Cluster, lc)
 	}
-	if len(want.Status.Terminators) > 0 {
-		want.Status.Phase = corev1alpha1.LogicalClusterPhaseTerminating
-		return 0, c.write(ctx, cluster, lc, want, true)
-	}
-	if want.Status.Phase != corev1alpha1.LogicalClusterPhaseDeleting {
-		want.Status.Phase = corev1alpha1.LogicalClusterPhaseDeleting
-		return time.Millisecond, c.write(ctx, cluster, lc, want, true)
-	}
-	// Children first: each goes through its own deletion.
-	list, err := c.Clients.Workspaces.List(ctx, cluster, "", nil)
-	if err != nil {
-		return 0, err
-	}
-	children := list.(*tenancyv1alpha1.WorkspaceList).Items
-	for _, ws := range children {
-		if ws.DeletionTimestamp == nil {
-			if err := c.Clients.Workspaces.Delete(ctx, cluster, "", ws.Name); err != nil && !apierrors.IsNotFound(err) {
-				return 0, err
-			}
-		}
-	}
-	if len(children) > 0 {
-		return time.Second, nil
-	}
-	if err := c.Purge(ctx, cluster); err != nil {
-		return 0, err
-	}
-	want.Finalizers = nil
-	_, err = c.Clients.LogicalClusters.Update(ctx, cluster, "", want.Name, want)
-	if apierrors.IsNotFound(err) {
-		return 0, nil
-	}
-	return 0, err
+	return c.deletion.reconcile(ctx, key.Cluster, lc)
 }
 
-// write stores the phase and lifecycle labels when they changed.
-func (c *Controller) write(ctx context.Context, cluster string, have, want *corev1alpha1.LogicalCluster, terminating bool) error {
+// writeStatus stores want's phase and lifecycle labels when they differ
+// from have's.
+func writeStatus(ctx context.Context, updateStatus func(context.Context, string, *corev1alpha1.LogicalCluster) error,
+	cluster string, have, want *corev1alpha1.LogicalCluster, terminating bool) error {
 	if terminating {
 		want.Labels = tenancy.WithLifecycleLabels(want.Labels, nil, want.Status.Terminators)
 	} else {
@@ -100,6 +101,16 @@ func (c *Controller) write(ctx context.Context, cluster string, have, want *core
 	if reflect.DeepEqual(have.Labels, want.Labels) && have.Status.Phase == want.Status.Phase {
 		return nil
 	}
-	_, err := c.Clients.LogicalClusters.UpdateStatus(ctx, cluster, "", want.Name, want)
-	return err
+	return updateStatus(ctx, cluster, want)
+}
+
+// clusterKeys maps a LogicalCluster that keep accepts (nil accepts all)
+// to the key of its cluster.
+func clusterKeys(keep func(*corev1alpha1.LogicalCluster) bool) runner.KeysFunc {
+	return func(obj any) []runner.Key {
+		if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && (keep == nil || keep(lc)) {
+			return []runner.Key{runner.ClusterKey(lc.Annotations[clusters.Annotation])}
+		}
+		return nil
+	}
 }

@@ -11,7 +11,7 @@ package namespace
 import (
 	"context"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,8 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
-	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
 )
 
 // Content is a namespaced resource whose objects the controller deletes.
@@ -37,38 +36,45 @@ type Content interface {
 // Controller removes namespaces being deleted.
 type Controller struct {
 	// Namespaces is the namespace registry; Finalize its /finalize subresource.
-	Namespaces interface {
-		rest.Lister
-		rest.Watcher
-		rest.Getter
-		rest.GracefulDeleter
-	}
-	Finalize rest.Updater
+	Namespaces Namespaces
+	Finalize   rest.Updater
 	// Contents lists the namespaced resources of a cluster.
 	Contents func(cluster string) []Content
 
-	runner *runner.Runner
+	informer cache.SharedIndexInformer
+	runner   *runner.Runner
+}
+
+// Namespaces is the namespace registry the controller reads and deletes
+// through.
+type Namespaces interface {
+	rest.Lister
+	rest.Watcher
+	rest.Getter
+	rest.GracefulDeleter
+}
+
+// New returns the controller. finalize is the namespaces/finalize
+// subresource; informer follows namespaces in every cluster (the caller
+// runs it).
+func New(namespaces Namespaces, finalize rest.Updater, contents func(cluster string) []Content, informer cache.SharedIndexInformer) *Controller {
+	return &Controller{Namespaces: namespaces, Finalize: finalize, Contents: contents, informer: informer}
 }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	c.runner = runner.New("namespace", 2, func(ctx context.Context, key string) (time.Duration, error) {
-		cluster, name, _ := strings.Cut(key, "|")
-		if requeue, err := c.reconcile(ctx, cluster, name); requeue || err != nil {
+	c.runner = runner.New("namespace", 2, func(ctx context.Context, key runner.Key) (time.Duration, error) {
+		if requeue, err := c.reconcile(ctx, key.Cluster, key.Name); requeue || err != nil {
 			return 2 * time.Second, err
 		}
 		return 0, nil
 	})
-	informer := wildcard.NewInformer(c.Namespaces, &corev1.Namespace{})
-	enqueue := func(obj any) {
+	_ = c.runner.EnqueueFrom(c.informer, func(obj any) []runner.Key {
 		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
-			c.runner.Add(ns.Annotations[clusters.Annotation] + "|" + ns.Name)
+			return runner.ObjectKeys(ns)
 		}
-	}
-	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) },
+		return nil
 	})
-	go informer.RunWithContext(ctx)
 	c.runner.Run(ctx)
 }
 
@@ -103,14 +109,9 @@ func (c *Controller) reconcile(ctx context.Context, cluster, name string) (reque
 	if left > 0 {
 		return true, nil
 	}
-	if hasKubernetesFinalizer(ns) {
+	if slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
 		ns = ns.DeepCopy()
-		var keep []corev1.FinalizerName
-		for _, f := range ns.Spec.Finalizers {
-			if f != corev1.FinalizerKubernetes {
-				keep = append(keep, f)
-			}
-		}
+		keep := slices.DeleteFunc(slices.Clone(ns.Spec.Finalizers), func(f corev1.FinalizerName) bool { return f == corev1.FinalizerKubernetes })
 		ns.Spec.Finalizers = keep
 		if _, _, err := c.Finalize.Update(clusterCtx, name, rest.DefaultUpdatedObjectInfo(ns), rest.ValidateAllObjectFunc,
 			rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
@@ -124,13 +125,4 @@ func (c *Controller) reconcile(ctx context.Context, cluster, name string) (reque
 		return false, err
 	}
 	return false, nil
-}
-
-func hasKubernetesFinalizer(ns *corev1.Namespace) bool {
-	for _, f := range ns.Spec.Finalizers {
-		if f == corev1.FinalizerKubernetes {
-			return true
-		}
-	}
-	return false
 }

@@ -25,6 +25,11 @@ type Controller struct {
 	Index   *tenancy.Index
 }
 
+// New returns the controller.
+func New(clients tenancy.Clients, index *tenancy.Index) *Controller {
+	return &Controller{Clients: clients, Index: index}
+}
+
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
 	(&initializer.Initializer{Name: Initializer, LogicalClusters: c.Clients.LogicalClusters, Index: c.Index, Step: c.step}).Run(ctx, 4)

@@ -5,7 +5,6 @@ package workspacetype
 import (
 	"context"
 	"reflect"
-	"strings"
 	"time"
 
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -13,38 +12,33 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/controllers/runner"
-	"github.com/meshplane/meshplane/core/pkg/registry/local"
-	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/runner"
 )
 
 // Controller reconciles WorkspaceType status.
 type Controller struct {
-	Types       local.Client[*tenancyv1alpha1.WorkspaceType]
-	TypeList    wildcard.Storage
-	ExternalURL string
+	types       client.Client[*tenancyv1alpha1.WorkspaceType]
+	informer    cache.SharedIndexInformer
+	externalURL string
+}
 
-	runner *runner.Runner
+// New returns the controller; informer follows WorkspaceTypes in every
+// cluster (the caller runs it).
+func New(types client.Client[*tenancyv1alpha1.WorkspaceType], externalURL string, informer cache.SharedIndexInformer) *Controller {
+	return &Controller{types: types, externalURL: externalURL, informer: informer}
 }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	c.runner = runner.New("workspacetype", 2, c.reconcile)
-	informer := wildcard.NewInformer(c.TypeList, &tenancyv1alpha1.WorkspaceType{})
-	enqueue := func(obj any) {
-		if wt, ok := obj.(*tenancyv1alpha1.WorkspaceType); ok {
-			c.runner.Add(wt.Annotations[clusters.Annotation] + "|" + wt.Name)
-		}
-	}
-	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }})
-	go informer.RunWithContext(ctx)
-	c.runner.Run(ctx)
+	r := runner.New("workspacetype", 2, c.reconcile)
+	_ = r.EnqueueFrom(c.informer, runner.ObjectKeys)
+	r.Run(ctx)
 }
 
-func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, error) {
-	cluster, name, _ := strings.Cut(key, "|")
-	wt, err := c.Types.Get(ctx, cluster, "", name)
+func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
+	cluster, name := key.Cluster, key.Name
+	wt, err := c.types.Get(ctx, cluster, "", name)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}
@@ -54,11 +48,11 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	id := cluster + ":" + name
 	var vws []tenancyv1alpha1.VirtualWorkspace
 	if wt.Spec.Initializer {
-		vws = append(vws, tenancyv1alpha1.VirtualWorkspace{URL: c.ExternalURL + "/services/initializingworkspaces/" + id,
+		vws = append(vws, tenancyv1alpha1.VirtualWorkspace{URL: c.externalURL + "/services/initializingworkspaces/" + id,
 			Type: tenancyv1alpha1.VirtualWorkspaceTypeInitializing})
 	}
 	if wt.Spec.Terminator {
-		vws = append(vws, tenancyv1alpha1.VirtualWorkspace{URL: c.ExternalURL + "/services/terminatingworkspaces/" + id,
+		vws = append(vws, tenancyv1alpha1.VirtualWorkspace{URL: c.externalURL + "/services/terminatingworkspaces/" + id,
 			Type: tenancyv1alpha1.VirtualWorkspaceTypeTerminating})
 	}
 	if reflect.DeepEqual(wt.Status.VirtualWorkspaces, vws) && conditions.IsTrue(wt, tenancyv1alpha1.WorkspaceTypeVirtualWorkspaceURLsReady) {
@@ -67,6 +61,6 @@ func (c *Controller) reconcile(ctx context.Context, key string) (time.Duration, 
 	wt = wt.DeepCopy()
 	wt.Status.VirtualWorkspaces = vws
 	conditions.MarkTrue(wt, tenancyv1alpha1.WorkspaceTypeVirtualWorkspaceURLsReady)
-	_, err = c.Types.UpdateStatus(ctx, cluster, "", wt.Name, wt)
+	_, err = c.types.UpdateStatus(ctx, cluster, "", wt.Name, wt)
 	return 0, err
 }

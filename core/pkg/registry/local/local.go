@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
 )
 
 // Storage is a full registry.
@@ -20,7 +21,8 @@ type Storage interface {
 	rest.StandardStorage
 }
 
-// Client reads and writes one resource.
+// Client reads and writes one resource in process; it implements
+// reconciler/client.Client.
 type Client[T runtime.Object] struct {
 	Storage Storage
 	// Status is the status subresource (nil if none).
@@ -96,3 +98,5 @@ func (c Client[T]) Delete(ctx context.Context, cluster, namespace, name string) 
 	_, _, err := c.Storage.Delete(Context(ctx, cluster, namespace), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{})
 	return err
 }
+
+var _ client.Client[runtime.Object] = Client[runtime.Object]{}

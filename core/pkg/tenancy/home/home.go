@@ -6,8 +6,6 @@ package home
 
 import (
 	"context"
-	"crypto/sha256"
-	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,8 +23,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/meshplane/meshplane/core/pkg/clusters"
-	"github.com/meshplane/meshplane/core/pkg/controllers/workspace"
-	"github.com/meshplane/meshplane/core/pkg/registry/local"
+	"github.com/meshplane/meshplane/core/pkg/reconciler/client"
 	"github.com/meshplane/meshplane/core/pkg/tenancy"
 )
 
@@ -36,7 +33,7 @@ const Path = "/apis/tenancy.kcp.io/v1alpha1/workspaces/~"
 // Handler answers home workspace requests and passes the rest to Next.
 type Handler struct {
 	Clients     tenancy.Clients
-	Bindings    local.Client[*rbacv1.ClusterRoleBinding]
+	Bindings    client.Writer[*rbacv1.ClusterRoleBinding]
 	Index       *tenancy.Index
 	Types       *tenancy.Types
 	ExternalURL string
@@ -87,25 +84,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	responsewriters.ErrorNegotiated(err, h.Codecs, schema.GroupVersion{}, w, r)
 }
 
-// ClusterName is the home cluster of a user: base36 of the first 8 bytes
-// of sha224(username).
-func ClusterName(username string) string {
-	sum := sha256.Sum224([]byte(username))
-	return new(big.Int).SetBytes(sum[:8]).Text(36)
-}
-
-// PathOf is the workspace path of a user's home.
-func PathOf(username string) string {
-	if clusters.IsValidName(username) {
-		return "user:" + username
-	}
-	return "user:" + ClusterName(username)
-}
-
 // ensure creates the home's logical cluster if needed and returns the
 // Workspace describing it.
 func (h *Handler) ensure(ctx context.Context, owner *authenticationv1.UserInfo) (*tenancyv1alpha1.Workspace, bool, error) {
-	cluster, path := ClusterName(owner.Username), PathOf(owner.Username)
+	cluster, path := tenancy.HomeClusterName(owner.Username), tenancy.HomePath(owner.Username)
 	url := h.ExternalURL + "/clusters/" + path
 	lc, err := h.Clients.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
 	if apierrors.IsNotFound(err) {
@@ -118,10 +100,10 @@ func (h *Handler) ensure(ctx context.Context, owner *authenticationv1.UserInfo) 
 			return nil, false, err
 		}
 		inits, terms := tenancy.Lifecycle(aliases)
-		if err := workspace.CreateLogicalCluster(ctx, h.Clients.LogicalClusters, cluster, path, t.ID(), url, owner, inits, terms, nil); err != nil {
+		if err := tenancy.CreateLogicalCluster(ctx, h.Clients.LogicalClusters, cluster, path, t.ID(), url, owner, inits, terms, nil); err != nil {
 			return nil, false, err
 		}
-		if err := workspace.EnsureAdmin(ctx, h.Bindings, cluster, owner); err != nil {
+		if err := tenancy.EnsureAdmin(ctx, h.Bindings, cluster, owner); err != nil {
 			return nil, false, err
 		}
 		return nil, false, nil

@@ -17,9 +17,15 @@ import (
 
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 
+	builtinapi "github.com/meshplane/meshplane/core/pkg/apis/builtin"
 	"github.com/meshplane/meshplane/core/pkg/clusters"
 )
 
@@ -57,7 +63,9 @@ type Exports interface {
 
 // WithVirtualWorkspace rewrites virtual workspace requests to plain
 // cluster requests, naming bound resources by identity on the wildcard.
-// It must run before the cluster path filter.
+// It must run before the cluster path filter. A path under
+// /services/apiexport/ that names no cluster is answered with a 404
+// Status, a malformed workspace path or export name with a 400.
 func WithVirtualWorkspace(handler http.Handler, exports Exports) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, "/services/apiexport/")
@@ -67,7 +75,12 @@ func WithVirtualWorkspace(handler http.Handler, exports Exports) http.Handler {
 		}
 		parts := strings.SplitN(rest, "/", 3)
 		if len(parts) < 3 || !strings.HasPrefix(parts[2], "clusters/") {
-			handler.ServeHTTP(w, r)
+			fail(w, r, notFound(r.URL.Path))
+			return
+		}
+		if !clusters.IsValidPath(parts[0]) || len(validation.IsDNS1123Subdomain(parts[1])) > 0 {
+			fail(w, r, apierrors.NewBadRequest(fmt.Sprintf("%q does not name an APIExport virtual workspace: want /services/apiexport/<workspace path>/<export name>/clusters/...",
+				r.URL.Path)))
 			return
 		}
 		t := Target{Cluster: parts[0], Name: parts[1]}
@@ -95,6 +108,17 @@ func WithVirtualWorkspace(handler http.Handler, exports Exports) http.Handler {
 		r.RequestURI = u.RequestURI()
 		handler.ServeHTTP(w, r)
 	})
+}
+
+// notFound is the Status of a path that names no virtual workspace.
+func notFound(path string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound,
+		Reason: metav1.StatusReasonNotFound, Message: fmt.Sprintf("%s names no virtual workspace cluster: want .../clusters/<cluster>/...", path)}}
+}
+
+// fail answers with err as a Status, as kube-apiserver does.
+func fail(w http.ResponseWriter, r *http.Request, err error) {
+	responsewriters.ErrorNegotiated(err, builtinapi.Codecs, schema.GroupVersion{}, w, r)
 }
 
 // withIdentity appends the export's identity to an exported resource in

@@ -20,8 +20,13 @@ import (
 	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
 	"github.com/kcp-dev/sdk/apis/tenancy/termination"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 
+	builtinapi "github.com/meshplane/meshplane/core/pkg/apis/builtin"
 	"github.com/meshplane/meshplane/core/pkg/clusters"
 )
 
@@ -63,7 +68,9 @@ func (t Target) label() string {
 // WithVirtualWorkspaces rewrites /services/<kind>/<id>/clusters/... to
 // /clusters/... and records the virtual workspace in the context; a list
 // or watch of LogicalClusters on the wildcard is narrowed to the clusters
-// carrying the id. It must run before the cluster path filter.
+// carrying the id. It must run before the cluster path filter. A path
+// under /services/<kind>/ that names no cluster is answered with a 404
+// Status, a malformed id with a 400.
 func WithVirtualWorkspaces(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, "/services/")
@@ -72,9 +79,17 @@ func WithVirtualWorkspaces(handler http.Handler) http.Handler {
 			return
 		}
 		parts := strings.SplitN(rest, "/", 3)
-		if len(parts) < 3 || (Kind(parts[0]) != Initializing && Kind(parts[0]) != Terminating) ||
-			!strings.Contains(parts[1], ":") || !strings.HasPrefix(parts[2], "clusters/") {
+		if Kind(parts[0]) != Initializing && Kind(parts[0]) != Terminating {
 			handler.ServeHTTP(w, r)
+			return
+		}
+		if len(parts) < 3 || !strings.HasPrefix(parts[2], "clusters/") {
+			fail(w, r, notFound(r.URL.Path))
+			return
+		}
+		if !validID(parts[1]) {
+			fail(w, r, apierrors.NewBadRequest(fmt.Sprintf("%q does not name a virtual workspace: want /services/%s/<cluster>:<workspace type>/clusters/...",
+				r.URL.Path, parts[0])))
 			return
 		}
 		t := Target{Kind: Kind(parts[0]), ID: parts[1]}
@@ -95,6 +110,23 @@ func WithVirtualWorkspaces(handler http.Handler) http.Handler {
 		r.RequestURI = u.RequestURI()
 		handler.ServeHTTP(w, r)
 	})
+}
+
+// validID reports whether id is <cluster>:<workspace type name>.
+func validID(id string) bool {
+	i := strings.LastIndex(id, ":")
+	return i > 0 && clusters.IsValidPath(id[:i]) && clusters.IsValidName(id[i+1:])
+}
+
+// notFound is the Status of a path that names no virtual workspace.
+func notFound(path string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound,
+		Reason: metav1.StatusReasonNotFound, Message: fmt.Sprintf("%s names no virtual workspace cluster: want .../clusters/<cluster>/...", path)}}
+}
+
+// fail answers with err as a Status, as kube-apiserver does.
+func fail(w http.ResponseWriter, r *http.Request, err error) {
+	responsewriters.ErrorNegotiated(err, builtinapi.Codecs, schema.GroupVersion{}, w, r)
 }
 
 // Clusters reads a cluster's LogicalCluster.

@@ -1,0 +1,125 @@
+package apibinding
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/meshplane/meshplane/core/pkg/apiexport"
+)
+
+// bindingReconciler resolves a binding's export and turns its schemas into
+// the CRDs the consumer serves.
+type bindingReconciler struct {
+	resolve   func(path string) (string, bool)
+	path      func(cluster string) string
+	getExport func(ctx context.Context, cluster, name string) (*apisv1alpha2.APIExport, error)
+	getSchema func(ctx context.Context, cluster, name string) (*apisv1alpha1.APIResourceSchema, error)
+	listCRDs  func(cluster string) []*apiextensionsv1.CustomResourceDefinition
+}
+
+// reconcile fills in b's status and returns the CRDs to serve (nil when the
+// binding cannot be served now).
+func (r *bindingReconciler) reconcile(ctx context.Context, cluster string, b *apisv1alpha2.APIBinding) (time.Duration, []*apiextensionsv1.CustomResourceDefinition) {
+	ref := b.Spec.Reference.Export
+	exportCluster := cluster
+	if ref.Path != "" {
+		var ok bool
+		if exportCluster, ok = r.resolve(ref.Path); !ok {
+			conditions.MarkFalse(b, apisv1alpha2.APIExportValid, apisv1alpha2.APIExportNotFoundReason, conditionsv1alpha1.ConditionSeverityError,
+				"workspace %q not found", ref.Path)
+			return 5 * time.Second, nil
+		}
+	}
+	export, err := r.getExport(ctx, exportCluster, ref.Name)
+	if err != nil {
+		conditions.MarkFalse(b, apisv1alpha2.APIExportValid, apisv1alpha2.APIExportNotFoundReason, conditionsv1alpha1.ConditionSeverityError,
+			"APIExport %s not found in %s", ref.Name, r.path(exportCluster))
+		return 5 * time.Second, nil
+	}
+	identity := export.Status.IdentityHash
+	if identity == "" {
+		conditions.MarkFalse(b, apisv1alpha2.APIExportValid, "IdentityPending", conditionsv1alpha1.ConditionSeverityInfo,
+			"APIExport %s has no identity yet", ref.Name)
+		return time.Second, nil
+	}
+	conditions.MarkTrue(b, apisv1alpha2.APIExportValid)
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	var bound []apisv1alpha2.BoundAPIResource
+	for _, res := range export.Spec.Resources {
+		schema, err := r.getSchema(ctx, exportCluster, res.Schema)
+		if err != nil {
+			conditions.MarkFalse(b, apisv1alpha2.APIExportValid, apisv1alpha2.APIResourceSchemaInvalidReason, conditionsv1alpha1.ConditionSeverityError,
+				"APIResourceSchema %s: %v", res.Schema, err)
+			return 5 * time.Second, nil
+		}
+		def, err := apiexport.SchemaToCRD(schema, identity, cluster)
+		if err != nil {
+			conditions.MarkFalse(b, apisv1alpha2.APIExportValid, apisv1alpha2.APIResourceSchemaInvalidReason, conditionsv1alpha1.ConditionSeverityError, "%v", err)
+			return 0, nil
+		}
+		if conflict := r.conflict(cluster, b.Name, def); conflict != "" {
+			conditions.MarkFalse(b, apisv1alpha2.BindingUpToDate, apisv1alpha2.NamingConflictsReason, conditionsv1alpha1.ConditionSeverityError, "%s", conflict)
+			conditions.MarkFalse(b, apisv1alpha2.InitialBindingCompleted, apisv1alpha2.NamingConflictsReason, conditionsv1alpha1.ConditionSeverityError, "%s", conflict)
+			return 10 * time.Second, nil
+		}
+		crds = append(crds, def)
+		var storage []string
+		for _, v := range schema.Spec.Versions {
+			if v.Storage {
+				storage = append(storage, v.Name)
+			}
+		}
+		bound = append(bound, apisv1alpha2.BoundAPIResource{Group: schema.Spec.Group, Resource: schema.Spec.Names.Plural,
+			Schema:          apisv1alpha2.BoundAPIResourceSchema{Name: schema.Name, UID: string(schema.UID), IdentityHash: identity},
+			StorageVersions: storage})
+	}
+	b.Status.APIExportClusterName = exportCluster
+	b.Status.BoundResources = bound
+	b.Status.Phase = apisv1alpha2.APIBindingPhaseBound
+	b.Status.ExportPermissionClaims = export.Spec.PermissionClaims
+	b.Status.AppliedPermissionClaims = nil
+	for _, claim := range b.Spec.PermissionClaims {
+		if claim.State == apisv1alpha2.ClaimAccepted && claimed(export, claim.PermissionClaim) {
+			b.Status.AppliedPermissionClaims = append(b.Status.AppliedPermissionClaims, claim.ScopedPermissionClaim)
+		}
+	}
+	for _, t := range []conditionsv1alpha1.ConditionType{apisv1alpha2.InitialBindingCompleted, apisv1alpha2.BindingUpToDate,
+		apisv1alpha2.PermissionClaimsValid, apisv1alpha2.PermissionClaimsApplied} {
+		conditions.MarkTrue(b, t)
+	}
+	conditions.MarkTrue(b, conditionsv1alpha1.ReadyCondition)
+	if crds == nil {
+		crds = []*apiextensionsv1.CustomResourceDefinition{}
+	}
+	return 0, crds
+}
+
+// conflict describes why def cannot be served in cluster, or returns "".
+func (r *bindingReconciler) conflict(cluster, binding string, def *apiextensionsv1.CustomResourceDefinition) string {
+	for _, existing := range r.listCRDs(cluster) {
+		if existing.Spec.Group != def.Spec.Group || existing.Spec.Names.Plural != def.Spec.Names.Plural {
+			continue
+		}
+		id := existing.Annotations[apiexport.IdentityAnnotation]
+		switch {
+		case id == "":
+			return fmt.Sprintf("a CustomResourceDefinition %s already exists in this workspace", existing.Name)
+		case id != def.Annotations[apiexport.IdentityAnnotation]:
+			return fmt.Sprintf("%s is already bound from another APIExport", existing.Name)
+		}
+	}
+	return ""
+}
+
+// claimed reports whether the export makes the claim a binding accepts.
+func claimed(export *apisv1alpha2.APIExport, claim apisv1alpha2.PermissionClaim) bool {
+	return slices.ContainsFunc(export.Spec.PermissionClaims, func(c apisv1alpha2.PermissionClaim) bool { return c.EqualGRI(claim) })
+}

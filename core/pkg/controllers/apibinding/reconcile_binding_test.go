@@ -1,0 +1,125 @@
+package apibinding
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/meshplane/meshplane/core/pkg/apiexport"
+)
+
+func TestBindingReconciler(t *testing.T) {
+	schemaObj := &apisv1alpha1.APIResourceSchema{
+		ObjectMeta: metav1.ObjectMeta{Name: "v1.widgets.example.io", UID: "s1"},
+		Spec: apisv1alpha1.APIResourceSchemaSpec{Group: "example.io", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
+			Versions: []apisv1alpha1.APIResourceVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: runtimeRaw(`{"type":"object","x-kubernetes-preserve-unknown-fields":true}`)}}},
+	}
+	export := func(identity string) *apisv1alpha2.APIExport {
+		return &apisv1alpha2.APIExport{ObjectMeta: metav1.ObjectMeta{Name: "widgets"},
+			Spec: apisv1alpha2.APIExportSpec{Resources: []apisv1alpha2.ResourceSchema{
+				{Name: "widgets", Group: "example.io", Schema: schemaObj.Name, Storage: apisv1alpha2.ResourceSchemaStorage{CRD: &apisv1alpha2.ResourceSchemaStorageCRD{}}}}},
+			Status: apisv1alpha2.APIExportStatus{IdentityHash: identity}}
+	}
+	existing := func(identity string) []*apiextensionsv1.CustomResourceDefinition {
+		c := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.io"},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: "example.io", Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets"}}}
+		if identity != "" {
+			c.Annotations = map[string]string{apiexport.IdentityAnnotation: identity}
+		}
+		return []*apiextensionsv1.CustomResourceDefinition{c}
+	}
+	tests := []struct {
+		name        string
+		path        string
+		export      *apisv1alpha2.APIExport // nil: not found
+		crds        []*apiextensionsv1.CustomResourceDefinition
+		wantServe   bool
+		wantPhase   apisv1alpha2.APIBindingPhaseType
+		wantReason  string // reason of the failing condition
+		wantRequeue time.Duration
+	}{
+		{name: "bound", export: export("id1"), wantServe: true, wantPhase: apisv1alpha2.APIBindingPhaseBound},
+		{name: "bound again from the same export", export: export("id1"), crds: existing("id1"), wantServe: true,
+			wantPhase: apisv1alpha2.APIBindingPhaseBound},
+		{name: "unknown workspace", path: "root:nope", export: export("id1"), wantPhase: apisv1alpha2.APIBindingPhaseBinding,
+			wantReason: apisv1alpha2.APIExportNotFoundReason, wantRequeue: 5 * time.Second},
+		{name: "unknown export", wantPhase: apisv1alpha2.APIBindingPhaseBinding,
+			wantReason: apisv1alpha2.APIExportNotFoundReason, wantRequeue: 5 * time.Second},
+		{name: "no identity yet", export: export(""), wantPhase: apisv1alpha2.APIBindingPhaseBinding,
+			wantReason: "IdentityPending", wantRequeue: time.Second},
+		{name: "clash with a CRD", export: export("id1"), crds: existing(""), wantPhase: apisv1alpha2.APIBindingPhaseBinding,
+			wantReason: apisv1alpha2.NamingConflictsReason, wantRequeue: 10 * time.Second},
+		{name: "clash with another export", export: export("id1"), crds: existing("id2"), wantPhase: apisv1alpha2.APIBindingPhaseBinding,
+			wantReason: apisv1alpha2.NamingConflictsReason, wantRequeue: 10 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &bindingReconciler{
+				resolve: func(path string) (string, bool) { return "provider", path == "root:provider" },
+				path:    func(cluster string) string { return "root:" + cluster },
+				getExport: func(_ context.Context, cluster, name string) (*apisv1alpha2.APIExport, error) {
+					if tt.export == nil || name != "widgets" {
+						return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "apiexports"}, name)
+					}
+					return tt.export, nil
+				},
+				getSchema: func(_ context.Context, _, name string) (*apisv1alpha1.APIResourceSchema, error) {
+					return schemaObj, nil
+				},
+				listCRDs: func(string) []*apiextensionsv1.CustomResourceDefinition { return tt.crds },
+			}
+			path := tt.path
+			if path == "" {
+				path = "root:provider"
+			}
+			b := &apisv1alpha2.APIBinding{ObjectMeta: metav1.ObjectMeta{Name: "widgets"},
+				Spec:   apisv1alpha2.APIBindingSpec{Reference: apisv1alpha2.BindingReference{Export: &apisv1alpha2.ExportBindingReference{Path: path, Name: "widgets"}}},
+				Status: apisv1alpha2.APIBindingStatus{Phase: apisv1alpha2.APIBindingPhaseBinding}}
+			requeue, crds := r.reconcile(context.Background(), "consumer", b)
+			if requeue != tt.wantRequeue {
+				t.Errorf("requeue = %v, want %v", requeue, tt.wantRequeue)
+			}
+			if (crds != nil) != tt.wantServe {
+				t.Fatalf("CRDs to serve = %v, want serving %v", crds, tt.wantServe)
+			}
+			if b.Status.Phase != tt.wantPhase {
+				t.Errorf("phase = %q, want %q", b.Status.Phase, tt.wantPhase)
+			}
+			if tt.wantServe {
+				if len(crds) != 1 || crds[0].Annotations[apiexport.IdentityAnnotation] != "id1" {
+					t.Errorf("served CRDs = %v, want widgets.example.io under identity id1", crds)
+				}
+				if b.Status.APIExportClusterName != "provider" || len(b.Status.BoundResources) != 1 ||
+					b.Status.BoundResources[0].Schema.IdentityHash != "id1" {
+					t.Errorf("status = %+v, want one resource bound from provider with identity id1", b.Status)
+				}
+				if !conditions.IsTrue(b, "Ready") {
+					t.Errorf("Ready is not true: %v", b.Status.Conditions)
+				}
+				return
+			}
+			found := false
+			for _, c := range b.Status.Conditions {
+				if c.Reason == tt.wantReason {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("conditions %v carry no reason %q", b.Status.Conditions, tt.wantReason)
+			}
+		})
+	}
+}
+
+func runtimeRaw(s string) runtime.RawExtension { return runtime.RawExtension{Raw: []byte(s)} }

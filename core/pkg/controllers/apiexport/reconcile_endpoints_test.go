@@ -1,0 +1,86 @@
+package apiexport
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestEndpointsReconciler(t *testing.T) {
+	const url = "https://example/services/apiexport/provider/widgets"
+	slice := func(valid bool, endpoints ...string) *apisv1alpha1.APIExportEndpointSlice {
+		s := &apisv1alpha1.APIExportEndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "widgets"},
+			Spec: apisv1alpha1.APIExportEndpointSliceSpec{APIExport: apisv1alpha1.ExportBindingReference{Path: "root:provider", Name: "widgets"}}}
+		for _, e := range endpoints {
+			s.Status.APIExportEndpoints = append(s.Status.APIExportEndpoints, apisv1alpha1.APIExportEndpoint{URL: e})
+		}
+		if valid {
+			conditions.MarkTrue(s, apisv1alpha1.APIExportValid)
+		}
+		return s
+	}
+	tests := []struct {
+		name          string
+		slice         *apisv1alpha1.APIExportEndpointSlice
+		resolves      bool
+		exists, bound bool
+		wantWrite     bool
+		wantEndpoints int
+		wantValid     bool
+		wantRequeue   time.Duration
+	}{
+		{name: "bound export: endpoint", slice: slice(false), resolves: true, exists: true, bound: true,
+			wantWrite: true, wantEndpoints: 1, wantValid: true},
+		{name: "nobody binds: no endpoint", slice: slice(false), resolves: true, exists: true,
+			wantWrite: true, wantValid: true},
+		{name: "last consumer gone: endpoint removed", slice: slice(true, url), resolves: true, exists: true,
+			wantWrite: true, wantValid: true},
+		{name: "up to date: no write", slice: slice(true, url), resolves: true, exists: true, bound: true},
+		{name: "export missing: invalid", slice: slice(true), resolves: true, wantWrite: true},
+		{name: "workspace unknown, already invalid: retry later", slice: slice(false), wantRequeue: 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var written *apisv1alpha1.APIExportEndpointSlice
+			r := &endpointsReconciler{
+				exportCluster: func(_, path string) string {
+					if tt.resolves {
+						return "provider"
+					}
+					return ""
+				},
+				exportExists: func(context.Context, string, string) bool { return tt.exists },
+				bound:        func(string, string) bool { return tt.bound },
+				updateStatus: func(_ context.Context, _ string, s *apisv1alpha1.APIExportEndpointSlice) error {
+					written = s
+					return nil
+				},
+				externalURL: "https://example",
+			}
+			requeue, err := r.reconcile(context.Background(), "consumer", tt.slice)
+			if err != nil {
+				t.Fatalf("reconcile: %v", err)
+			}
+			if requeue != tt.wantRequeue {
+				t.Errorf("requeue = %v, want %v", requeue, tt.wantRequeue)
+			}
+			if (written != nil) != tt.wantWrite {
+				t.Fatalf("status written = %v, want %v", written != nil, tt.wantWrite)
+			}
+			if written == nil {
+				return
+			}
+			if len(written.Status.APIExportEndpoints) != tt.wantEndpoints ||
+				(tt.wantEndpoints == 1 && written.Status.APIExportEndpoints[0].URL != url) {
+				t.Errorf("endpoints = %v, want %d (%s)", written.Status.APIExportEndpoints, tt.wantEndpoints, url)
+			}
+			if got := conditions.IsTrue(written, apisv1alpha1.APIExportValid); got != tt.wantValid {
+				t.Errorf("APIExportValid = %v, want %v", got, tt.wantValid)
+			}
+		})
+	}
+}

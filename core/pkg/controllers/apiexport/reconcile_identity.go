@@ -1,0 +1,61 @@
+package apiexport
+
+import (
+	"context"
+
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/pkg/apiexport"
+)
+
+// identityReconciler gives an export its identity: a secret key in
+// kcp-system/<name>, spec.identity pointing at it, and the key's hash in
+// status.identityHash.
+type identityReconciler struct {
+	createNamespace func(ctx context.Context, cluster string, ns *corev1.Namespace) error
+	createSecret    func(ctx context.Context, cluster string, s *corev1.Secret) error
+	getSecret       func(ctx context.Context, cluster, namespace, name string) (*corev1.Secret, error)
+	update          func(ctx context.Context, cluster string, e *apisv1alpha2.APIExport) error
+	updateStatus    func(ctx context.Context, cluster string, e *apisv1alpha2.APIExport) error
+}
+
+// reconcile returns the export as it now stands, or nil after writing its
+// spec (the write brings the export back to the queue).
+func (r *identityReconciler) reconcile(ctx context.Context, cluster string, export *apisv1alpha2.APIExport) (*apisv1alpha2.APIExport, error) {
+	name := export.Name
+	if export.Spec.Identity == nil || export.Spec.Identity.SecretRef == nil {
+		klog.FromContext(ctx).V(2).Info("Creating export identity", "secret", apiexport.IdentityNamespace+"/"+name)
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: apiexport.IdentityNamespace}}
+		if err := r.createNamespace(ctx, cluster, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: apiexport.IdentityNamespace},
+			StringData: map[string]string{"key": apiexport.NewIdentityKey()}}
+		if err := r.createSecret(ctx, cluster, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+		export = export.DeepCopy()
+		export.Spec.Identity = &apisv1alpha2.Identity{SecretRef: &corev1.SecretReference{Namespace: apiexport.IdentityNamespace, Name: name}}
+		return nil, r.update(ctx, cluster, export)
+	}
+	ref := export.Spec.Identity.SecretRef
+	secret, err := r.getSecret(ctx, cluster, ref.Namespace, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	hash := apiexport.IdentityHash(secret.Data["key"])
+	if export.Status.IdentityHash != hash || !conditions.IsTrue(export, apisv1alpha2.APIExportIdentityValid) {
+		export = export.DeepCopy()
+		export.Status.IdentityHash = hash
+		conditions.MarkTrue(export, apisv1alpha2.APIExportIdentityValid)
+		if err := r.updateStatus(ctx, cluster, export); err != nil {
+			return nil, err
+		}
+	}
+	return export, nil
+}

@@ -1,0 +1,60 @@
+package logicalcluster
+
+import (
+	"context"
+	"time"
+
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+)
+
+// deletionReconciler takes a deleted cluster through Terminating (while
+// terminators remain) and Deleting: children first, then a purge of
+// everything it stores, then its finalizer.
+type deletionReconciler struct {
+	updateStatus    func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) error
+	listWorkspaces  func(ctx context.Context, cluster string) ([]tenancyv1alpha1.Workspace, error)
+	deleteWorkspace func(ctx context.Context, cluster, name string) error
+	purge           func(ctx context.Context, cluster string) error
+	update          func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) error
+}
+
+func (r *deletionReconciler) reconcile(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) (time.Duration, error) {
+	logger := klog.FromContext(ctx)
+	want := lc.DeepCopy()
+	if len(want.Status.Terminators) > 0 {
+		want.Status.Phase = corev1alpha1.LogicalClusterPhaseTerminating
+		return 0, writeStatus(ctx, r.updateStatus, cluster, lc, want, true)
+	}
+	if want.Status.Phase != corev1alpha1.LogicalClusterPhaseDeleting {
+		want.Status.Phase = corev1alpha1.LogicalClusterPhaseDeleting
+		return time.Millisecond, writeStatus(ctx, r.updateStatus, cluster, lc, want, true)
+	}
+	// Children first: each goes through its own deletion.
+	children, err := r.listWorkspaces(ctx, cluster)
+	if err != nil {
+		return 0, err
+	}
+	for _, ws := range children {
+		if ws.DeletionTimestamp == nil {
+			logger.V(2).Info("Deleting child workspace", "workspace", ws.Name)
+			if err := r.deleteWorkspace(ctx, cluster, ws.Name); err != nil && !apierrors.IsNotFound(err) {
+				return 0, err
+			}
+		}
+	}
+	if len(children) > 0 {
+		return time.Second, nil
+	}
+	logger.V(2).Info("Purging logical cluster")
+	if err := r.purge(ctx, cluster); err != nil {
+		return 0, err
+	}
+	want.Finalizers = nil
+	if err := r.update(ctx, cluster, want); err != nil && !apierrors.IsNotFound(err) {
+		return 0, err
+	}
+	return 0, nil
+}

@@ -1,0 +1,52 @@
+package workspace
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+)
+
+// deletionReconciler deletes a deleted Workspace's LogicalCluster, reports
+// Terminating while it goes, then releases the Workspace's finalizer.
+type deletionReconciler struct {
+	getLogicalCluster    func(ctx context.Context, cluster string) (*corev1alpha1.LogicalCluster, error)
+	deleteLogicalCluster func(ctx context.Context, cluster string) error
+	update               func(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) (*tenancyv1alpha1.Workspace, error)
+	updateStatus         func(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) error
+}
+
+func (r *deletionReconciler) reconcile(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) (time.Duration, error) {
+	if ws.Spec.Cluster != "" {
+		lc, err := r.getLogicalCluster(ctx, ws.Spec.Cluster)
+		switch {
+		case err == nil:
+			if lc.DeletionTimestamp == nil {
+				klog.FromContext(ctx).V(2).Info("Deleting logical cluster", "logicalCluster", ws.Spec.Cluster)
+				if err := r.deleteLogicalCluster(ctx, ws.Spec.Cluster); err != nil && !apierrors.IsNotFound(err) {
+					return 0, err
+				}
+			}
+			if ws.Status.Phase != corev1alpha1.LogicalClusterPhaseTerminating {
+				ws = ws.DeepCopy()
+				ws.Status.Phase = corev1alpha1.LogicalClusterPhaseTerminating
+				ws.Status.Terminators = lc.Status.Terminators
+				return time.Second, r.updateStatus(ctx, parent, ws)
+			}
+			return 2 * time.Second, nil
+		case !apierrors.IsNotFound(err):
+			return 0, err
+		}
+	}
+	ws = ws.DeepCopy()
+	ws.Finalizers = slices.DeleteFunc(ws.Finalizers, func(f string) bool { return f == corev1alpha1.LogicalClusterFinalizerName })
+	_, err := r.update(ctx, parent, ws)
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	return 0, err
+}

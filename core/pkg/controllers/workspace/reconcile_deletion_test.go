@@ -1,0 +1,79 @@
+package workspace
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestDeletionReconciler(t *testing.T) {
+	now := metav1.Now()
+	live := &corev1alpha1.LogicalCluster{Status: corev1alpha1.LogicalClusterStatus{Terminators: []corev1alpha1.LogicalClusterTerminator{"root:t"}}}
+	going := live.DeepCopy()
+	going.DeletionTimestamp = &now
+	tests := []struct {
+		name          string
+		ws            *tenancyv1alpha1.Workspace
+		lc            *corev1alpha1.LogicalCluster // nil: not found
+		wantDeleteLC  bool
+		wantPhase     corev1alpha1.LogicalClusterPhaseType // status written; "" for none
+		wantFinalizer bool                                 // finalizer released
+		wantRequeue   time.Duration
+	}{
+		{name: "live cluster is deleted, workspace Terminating", ws: workspace("c1", corev1alpha1.LogicalClusterPhaseReady, true), lc: live,
+			wantDeleteLC: true, wantPhase: corev1alpha1.LogicalClusterPhaseTerminating, wantRequeue: time.Second},
+		{name: "cluster going: wait", ws: workspace("c1", corev1alpha1.LogicalClusterPhaseTerminating, true), lc: going,
+			wantRequeue: 2 * time.Second},
+		{name: "cluster gone: release finalizer", ws: workspace("c1", corev1alpha1.LogicalClusterPhaseTerminating, true),
+			wantFinalizer: true},
+		{name: "never scheduled: release finalizer", ws: workspace("", "", true), wantFinalizer: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			deletedLC := false
+			r := &deletionReconciler{
+				getLogicalCluster: func(_ context.Context, cluster string) (*corev1alpha1.LogicalCluster, error) {
+					if cluster != "c1" {
+						t.Errorf("read logical cluster %q, want c1", cluster)
+					}
+					if tt.lc == nil {
+						return nil, notFound
+					}
+					return tt.lc, nil
+				},
+				deleteLogicalCluster: func(context.Context, string) error { deletedLC = true; return nil },
+				update:               rec.update, updateStatus: rec.updateStatus,
+			}
+			requeue, err := r.reconcile(context.Background(), "root", tt.ws)
+			if err != nil {
+				t.Fatalf("reconcile: %v", err)
+			}
+			if requeue != tt.wantRequeue {
+				t.Errorf("requeue = %v, want %v", requeue, tt.wantRequeue)
+			}
+			if deletedLC != tt.wantDeleteLC {
+				t.Errorf("logical cluster deleted = %v, want %v", deletedLC, tt.wantDeleteLC)
+			}
+			if got := rec.status != nil && rec.status.Status.Phase == tt.wantPhase; tt.wantPhase != "" && !got {
+				t.Errorf("status written = %v, want phase %s", rec.status, tt.wantPhase)
+			}
+			if tt.wantPhase == "" && rec.status != nil {
+				t.Errorf("status written with phase %s, want none", rec.status.Status.Phase)
+			}
+			if tt.wantFinalizer {
+				if rec.updated == nil || slices.Contains(rec.updated.Finalizers, corev1alpha1.LogicalClusterFinalizerName) ||
+					!slices.Contains(rec.updated.Finalizers, "other") {
+					t.Errorf("finalizers written = %v, want only %q removed", rec.updated, corev1alpha1.LogicalClusterFinalizerName)
+				}
+			} else if rec.updated != nil {
+				t.Errorf("workspace updated (finalizers %v) while its cluster exists", rec.updated.Finalizers)
+			}
+		})
+	}
+}

@@ -1,0 +1,43 @@
+package workspace
+
+import (
+	"context"
+	"slices"
+
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// phaseReconciler mirrors the LogicalCluster's phase, initializers and
+// terminators into the Workspace's status.
+type phaseReconciler struct {
+	getLogicalCluster func(ctx context.Context, cluster string) (*corev1alpha1.LogicalCluster, error)
+	updateStatus      func(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) error
+}
+
+func (r *phaseReconciler) reconcile(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) error {
+	lc, err := r.getLogicalCluster(ctx, ws.Spec.Cluster)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	phase := lc.Status.Phase
+	if lc.DeletionTimestamp != nil {
+		phase = corev1alpha1.LogicalClusterPhaseTerminating
+	}
+	if ws.Status.Phase == phase && slices.Equal(ws.Status.Initializers, lc.Status.Initializers) {
+		return nil
+	}
+	ws = ws.DeepCopy()
+	ws.Status.Phase = phase
+	ws.Status.Initializers = lc.Status.Initializers
+	ws.Status.Terminators = lc.Status.Terminators
+	if phase == corev1alpha1.LogicalClusterPhaseReady {
+		conditions.MarkTrue(ws, tenancyv1alpha1.WorkspaceInitialized)
+	}
+	return r.updateStatus(ctx, parent, ws)
+}

@@ -1,0 +1,50 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
+
+	builtinapi "github.com/meshplane/meshplane/core/pkg/apis/builtin"
+	"github.com/meshplane/meshplane/core/pkg/clusters"
+	"github.com/meshplane/meshplane/core/pkg/discovery"
+	"github.com/meshplane/meshplane/core/pkg/openapi/clusterspec"
+	"github.com/meshplane/meshplane/core/pkg/tenancy/home"
+	"github.com/meshplane/meshplane/core/pkg/virtual/apiexportvw"
+	"github.com/meshplane/meshplane/core/pkg/virtual/lifecycle"
+)
+
+// buildHandlerChain is the generic server's BuildHandlerChainFunc. From
+// the outside in: the virtual workspace filters and the cluster path
+// filter (before the generic chain parses the request), the generic
+// chain (authentication, audit, authorization), the cluster checks, and
+// then the handlers: home workspace, discovery, OpenAPI, custom resources
+// and finally apiHandler (the built-in APIs).
+func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
+	crds := p.crdHandler.WithNext(apiHandler)
+	openapi := &clusterspec.Handler{CRDs: p.crdIndex, Static: apiHandler, Next: crds}
+	api := &discovery.Handler{CRDs: p.discoveredCRDs, Static: apiHandler, Next: openapi}
+	homes := &home.Handler{Clients: p.reg.tenancyClients(), Bindings: p.reg.clusterRoleBindings, Index: p.index, Types: p.types,
+		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: api}
+	chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(homes), c)
+	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
+	return apiexportvw.WithVirtualWorkspace(lifecycle.WithVirtualWorkspaces(chain), p.exports)
+}
+
+// discoveredCRDs is what discovery shows: in the APIExport virtual
+// workspace the export's resources, elsewhere the cluster's CRDs and
+// bound resources.
+func (p *parts) discoveredCRDs(ctx context.Context, cluster string) []*apiextensionsv1.CustomResourceDefinition {
+	if t, ok := apiexportvw.From(ctx); ok {
+		crds, _ := p.exports.Resources(ctx, t.Cluster, t.Name)
+		return crds
+	}
+	return p.crdIndex.List(cluster)
+}
+
+func (p *parts) etcdCheck() healthz.HealthChecker {
+	return healthz.NamedCheck("etcd", func(r *http.Request) error { return p.backend.Ready(r.Context()) })
+}

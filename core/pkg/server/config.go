@@ -1,0 +1,133 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"os"
+
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/user"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/util/compatibility"
+
+	"github.com/meshplane/meshplane/core/pkg/adminkubeconfig"
+	builtinapi "github.com/meshplane/meshplane/core/pkg/apis/builtin"
+	"github.com/meshplane/meshplane/core/pkg/auditlog"
+	"github.com/meshplane/meshplane/core/pkg/authentication"
+	"github.com/meshplane/meshplane/core/pkg/certs"
+	"github.com/meshplane/meshplane/core/pkg/openapi/definitions"
+	"github.com/meshplane/meshplane/core/pkg/server/options"
+)
+
+// Config is everything the server needs that no running process does:
+// the state directory, certificates, admin tokens, authentication and the
+// generic server's config (serving, audit, OpenAPI).
+type Config struct {
+	Options *options.Completed
+	Generic *genericapiserver.Config
+	// TokenAuthenticator checks bearer tokens (for TokenReviews).
+	TokenAuthenticator authenticator.Token
+	// CAFile signs the serving certificate; Tokens are the admin tokens.
+	CAFile string
+	Tokens adminkubeconfig.Tokens
+
+	auditFile *os.File
+}
+
+// NewConfig prepares the state directory, certificates and tokens, and
+// builds the generic server's config. It starts no goroutine and no etcd.
+func NewConfig(opts *options.Completed) (*Config, error) {
+	disableWatchListClient()
+	if err := os.MkdirAll(opts.RootDirectory, 0o755); err != nil {
+		return nil, err
+	}
+	if err := applyFeatureGates(opts.FeatureGates); err != nil {
+		return nil, err
+	}
+	host, _, _ := net.SplitHostPort(opts.ExternalAddress)
+	caFile, err := certs.Ensure(opts.RootDirectory, []string{host, opts.BindAddress})
+	if err != nil {
+		return nil, fmt.Errorf("certificates: %w", err)
+	}
+	tokens, err := adminkubeconfig.LoadOrCreateTokens(opts.RootDirectory)
+	if err != nil {
+		return nil, err
+	}
+	authn, tokenAuthn, err := authentication.New(authentication.Config{
+		Tokens: map[string]*user.DefaultInfo{
+			tokens.KCPAdmin:   {Name: "kcp-admin", Groups: []string{authentication.KCPAdminGroup}},
+			tokens.ShardAdmin: {Name: "shard-admin", Groups: []string{authentication.MastersGroup}},
+		},
+		TokenAuthFile: opts.TokenAuthFile,
+		ClientCAFile:  opts.ClientCAFile,
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := &Config{Options: opts, TokenAuthenticator: tokenAuthn, CAFile: caFile, Tokens: tokens}
+	if c.Generic, err = c.genericConfig(); err != nil {
+		c.closeAudit()
+		return nil, err
+	}
+	c.Generic.Authentication.Authenticator = authn
+	return c, nil
+}
+
+// genericConfig is the generic server's config: serving, audit, version
+// and OpenAPI. The authorizer, admission and handler chain are added when
+// the registries exist (Run).
+func (c *Config) genericConfig() (*genericapiserver.Config, error) {
+	opts := c.Options
+	config := genericapiserver.NewConfig(builtinapi.Codecs)
+	config.EffectiveVersion = effectiveVersion{compatibility.DefaultBuildEffectiveVersion()}
+	serving := genericoptions.NewSecureServingOptions()
+	serving.BindAddress = net.ParseIP(opts.BindAddress)
+	serving.BindPort = opts.SecurePort
+	serving.ServerCert.CertKey.CertFile = opts.RootDirectory + "/" + certs.ServingCert
+	serving.ServerCert.CertKey.KeyFile = opts.RootDirectory + "/" + certs.ServingKey
+	if err := serving.WithLoopback().ApplyTo(&config.SecureServing, &config.LoopbackClientConfig); err != nil {
+		return nil, fmt.Errorf("serving: %w", err)
+	}
+	config.ExternalAddress = opts.ExternalAddress
+	if opts.AuditLogPath != "" {
+		backend, evaluator, f, err := auditlog.New(opts.AuditLogPath)
+		if err != nil {
+			return nil, err
+		}
+		c.auditFile = f
+		config.AuditBackend, config.AuditPolicyRuleEvaluator = backend, evaluator
+	}
+	namer := openapinamer.NewDefinitionNamer(builtinapi.Scheme, apiextensionsapiserver.Scheme)
+	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions.GetOpenAPIDefinitions, namer)
+	config.OpenAPIConfig.Info.Title = "Meshplane"
+	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions.GetOpenAPIDefinitions, namer)
+	config.OpenAPIV3Config.Info.Title = "Meshplane"
+	return config, nil
+}
+
+func (c *Config) closeAudit() {
+	if c.auditFile != nil {
+		_ = c.auditFile.Close()
+		c.auditFile = nil
+	}
+}
+
+type completedConfig struct {
+	*Config
+	// ExternalURL is the base URL clients reach the server at.
+	ExternalURL string
+}
+
+// CompletedConfig is a Config with its defaults filled in; only it can
+// make a Server.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+// Complete fills in what follows from the rest.
+func (c *Config) Complete() CompletedConfig {
+	return CompletedConfig{&completedConfig{Config: c, ExternalURL: "https://" + c.Options.ExternalAddress}}
+}

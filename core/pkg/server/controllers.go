@@ -1,0 +1,162 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"time"
+
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+
+	apibindingcontroller "github.com/meshplane/meshplane/core/pkg/controllers/apibinding"
+	apiexportcontroller "github.com/meshplane/meshplane/core/pkg/controllers/apiexport"
+	"github.com/meshplane/meshplane/core/pkg/controllers/defaultapibindings"
+	"github.com/meshplane/meshplane/core/pkg/controllers/logicalcluster"
+	"github.com/meshplane/meshplane/core/pkg/controllers/namespace"
+	"github.com/meshplane/meshplane/core/pkg/controllers/universal"
+	workspacecontroller "github.com/meshplane/meshplane/core/pkg/controllers/workspace"
+	"github.com/meshplane/meshplane/core/pkg/controllers/workspacetype"
+	"github.com/meshplane/meshplane/core/pkg/crd"
+	"github.com/meshplane/meshplane/core/pkg/registry/wildcard"
+	"github.com/meshplane/meshplane/core/pkg/tenancy"
+)
+
+// controller is the shape of every controller: built complete by its
+// package's New, it works from Run until ctx is done.
+type controller interface {
+	Run(ctx context.Context)
+}
+
+// informers are the cross-cluster informers the controllers follow, one
+// per resource, started together.
+type informers map[reflect.Type]cache.SharedIndexInformer
+
+func (i informers) of(st wildcard.Storage, example runtime.Object) cache.SharedIndexInformer {
+	t := reflect.TypeOf(example)
+	if i[t] == nil {
+		i[t] = wildcard.NewInformer(st, example)
+	}
+	return i[t]
+}
+
+func (i informers) start(ctx context.Context) {
+	for _, inf := range i {
+		go inf.RunWithContext(ctx)
+	}
+}
+
+// startControllers is the post-start hook: the controllers that need no
+// root workspace, then root's bootstrap, then the workspace tree's.
+func (p *parts) startControllers(ctx context.Context) error {
+	inf := informers{}
+	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installAPIBinding(inf),
+		p.installDefaultAPIBindings()}
+	afterRoot := []controller{p.installWorkspace(inf), p.installLogicalCluster(), p.installUniversal(), p.installWorkspaceType(inf)}
+	go p.crdIndex.Run(ctx)
+	inf.start(ctx)
+	for _, c := range first {
+		go c.Run(ctx)
+	}
+	freeOSMemoryAfterStart(ctx)
+	if err := p.bootstrapRoot(ctx); err != nil {
+		return err
+	}
+	for _, c := range afterRoot {
+		go c.Run(ctx)
+	}
+	return nil
+}
+
+// freeOSMemoryAfterStart hands the garbage start-up leaves behind
+// (OpenAPI specs, registries) back to the OS once, so idle memory is what
+// serving needs.
+func freeOSMemoryAfterStart(ctx context.Context) {
+	go func() {
+		select {
+		case <-time.After(2 * time.Second):
+			debug.FreeOSMemory()
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// bootstrapRoot creates root and waits until it resolves: the server is
+// not ready before.
+func (p *parts) bootstrapRoot(ctx context.Context) error {
+	go p.index.Informer().RunWithContext(ctx)
+	if err := tenancy.Bootstrap(ctx, p.reg.tenancyClients(), p.externalURL); err != nil {
+		return err
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), p.index.HasSynced) {
+		return fmt.Errorf("logical cluster index did not sync")
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, ok := p.index.Resolve("root")
+		return ok, nil
+	}); err != nil {
+		return fmt.Errorf("root logical cluster not indexed: %w", err)
+	}
+	return nil
+}
+
+func (p *parts) installCRD() controller {
+	return crd.NewController(p.crds, customresourcedefinition.NewStatusREST(apiextensionsapiserver.Scheme, p.crds), p.crdHandler)
+}
+
+func (p *parts) installNamespace(inf informers) controller {
+	builtinContents := namespacedContents(p.storage)
+	contents := func(cluster string) []namespace.Content {
+		out := builtinContents
+		for _, c := range p.crdHandler.NamespacedContents(cluster) {
+			out = append(out, c)
+		}
+		return out
+	}
+	namespaces := p.reg.namespaceStore
+	return namespace.New(namespaces, p.reg.namespaceFinalize, contents, inf.of(namespaces, &corev1.Namespace{}))
+}
+
+func (p *parts) installAPIExport(inf informers) controller {
+	return apiexportcontroller.New(p.reg.exports, p.reg.slices, p.reg.secrets, p.reg.namespaces, p.index, p.consumers, p.externalURL,
+		inf.of(p.reg.exports.Storage, &apisv1alpha2.APIExport{}), inf.of(p.reg.slices.Storage, &apisv1alpha1.APIExportEndpointSlice{}))
+}
+
+func (p *parts) installAPIBinding(inf informers) controller {
+	return apibindingcontroller.New(p.reg.bindings, p.reg.exports, p.reg.schemas, p.index, p.crdIndex, p.consumers, p.crdHandler.DeleteAll,
+		inf.of(p.reg.bindings.Storage, &apisv1alpha2.APIBinding{}), inf.of(p.reg.exports.Storage, &apisv1alpha2.APIExport{}))
+}
+
+func (p *parts) installDefaultAPIBindings() controller {
+	return defaultapibindings.New(p.reg.tenancyClients(), p.index, p.types, p.reg.bindings)
+}
+
+func (p *parts) installWorkspace(inf informers) controller {
+	return workspacecontroller.New(p.reg.workspaces, p.reg.logicalClusters, p.reg.clusterRoleBindings, p.index, p.types, p.externalURL,
+		inf.of(p.reg.workspaces.Storage, &tenancyv1alpha1.Workspace{}))
+}
+
+func (p *parts) installLogicalCluster() controller {
+	// The LogicalCluster itself stays until its finalizer goes.
+	keep := map[string]bool{"/" + corev1alpha1.SchemeGroupVersion.Group + "/logicalclusters": true}
+	return logicalcluster.New(p.reg.logicalClusters, p.reg.workspaces, p.index, func(ctx context.Context, cluster string) error {
+		return p.backend.PurgeCluster(ctx, cluster, crdPrefixes(p.crdIndex, cluster), keep)
+	})
+}
+
+func (p *parts) installUniversal() controller {
+	return universal.New(p.reg.tenancyClients(), p.index)
+}
+
+func (p *parts) installWorkspaceType(inf informers) controller {
+	return workspacetype.New(p.reg.workspaceTypes, p.externalURL, inf.of(p.reg.workspaceTypes.Storage, &tenancyv1alpha1.WorkspaceType{}))
+}

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	"github.com/meshplane/meshplane/core/pkg/admission/namespacelifecycle"
+	builtinapi "github.com/meshplane/meshplane/core/pkg/apis/builtin"
+	"github.com/meshplane/meshplane/core/pkg/controllers/namespace"
+	"github.com/meshplane/meshplane/core/pkg/crd"
+	"github.com/meshplane/meshplane/core/pkg/registry/builtin"
+)
+
+// namespaceGetter reads namespaces for namespace admission.
+func namespaceGetter(getter rest.Getter) namespacelifecycle.GetNamespace {
+	return func(ctx context.Context, name string) (*corev1.Namespace, error) {
+		// The watch cache answers almost always; a namespace created a
+		// moment ago may not be in it yet, so a miss asks etcd.
+		obj, err := getter.Get(ctx, name, &metav1.GetOptions{ResourceVersion: "0"})
+		if apierrors.IsNotFound(err) {
+			obj, err = getter.Get(ctx, name, &metav1.GetOptions{})
+		}
+		if err != nil {
+			return nil, err
+		}
+		return obj.(*corev1.Namespace), nil
+	}
+}
+
+func installBuiltin(s *genericapiserver.GenericAPIServer, storage builtin.Storage) error {
+	groups := map[string]*genericapiserver.APIGroupInfo{}
+	var order []string
+	for _, gv := range builtinapi.GroupVersions {
+		info, ok := groups[gv.Group]
+		if !ok {
+			i := genericapiserver.NewDefaultAPIGroupInfo(gv.Group, builtinapi.Scheme, builtinapi.ParameterCodec, builtinapi.Codecs)
+			info = &i
+			groups[gv.Group] = info
+			order = append(order, gv.Group)
+		}
+		info.VersionedResourcesStorageMap[gv.Version] = storage[gv]
+	}
+	for _, g := range order {
+		if g == "" {
+			if err := s.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, groups[g]); err != nil {
+				return fmt.Errorf("installing core/v1: %w", err)
+			}
+			continue
+		}
+		if err := s.InstallAPIGroup(groups[g]); err != nil {
+			return fmt.Errorf("installing %s: %w", g, err)
+		}
+	}
+	return nil
+}
+
+// namespacedContents lists the built-in registries of namespaced objects.
+func namespacedContents(storage builtin.Storage) []namespace.Content {
+	var out []namespace.Content
+	for _, byPath := range storage {
+		for path, st := range byPath {
+			if strings.Contains(path, "/") {
+				continue
+			}
+			scoper, ok := st.(rest.Scoper)
+			content, ok2 := st.(namespace.Content)
+			if ok && ok2 && scoper.NamespaceScoped() {
+				out = append(out, content)
+			}
+		}
+	}
+	return out
+}
+
+func builtinGroups() map[string]bool {
+	out := map[string]bool{apiextensionsv1.GroupName: true}
+	for _, gv := range builtinapi.GroupVersions {
+		out[gv.Group] = true
+	}
+	return out
+}
+
+// newCRDGroup is the apiextensions.k8s.io group; installing it fills in
+// its StaticOpenAPISpec.
+func newCRDGroup(crds *customresourcedefinition.REST) *genericapiserver.APIGroupInfo {
+	info := genericapiserver.NewDefaultAPIGroupInfo("apiextensions.k8s.io", apiextensionsapiserver.Scheme,
+		metav1.ParameterCodec, apiextensionsapiserver.Codecs)
+	info.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{
+		"customresourcedefinitions":        crds,
+		"customresourcedefinitions/status": customresourcedefinition.NewStatusREST(apiextensionsapiserver.Scheme, crds),
+	}
+	return &info
+}
+
+// crdPrefixes returns the storage prefixes of a cluster's custom resources.
+func crdPrefixes(index *crd.Index, cluster string) []string {
+	var out []string
+	for _, c := range index.List(cluster) {
+		out = append(out, crd.StoragePrefix(c))
+	}
+	return out
+}

@@ -1,0 +1,47 @@
+package server
+
+import (
+	"time"
+
+	"github.com/meshplane/meshplane/core/pkg/embeddedetcd"
+	"github.com/meshplane/meshplane/core/pkg/server/options"
+	"github.com/meshplane/meshplane/core/pkg/storage/clusterstore"
+)
+
+// storageStage is the running etcd (embedded unless --etcd-servers) and
+// the one connection every registry shares.
+type storageStage struct {
+	etcd    *embeddedetcd.Server
+	backend *clusterstore.Backend
+}
+
+func startStorage(opts *options.Completed) (*storageStage, error) {
+	s := &storageStage{}
+	endpoints := opts.EtcdServers
+	if len(endpoints) == 0 {
+		e, err := embeddedetcd.Start(opts.RootDirectory, opts.EmbeddedEtcdClientPort, opts.EmbeddedEtcdPeerPort, opts.EmbeddedEtcdWALSizeBytes)
+		if err != nil {
+			return nil, err
+		}
+		s.etcd = e
+		endpoints = []string{e.ClientURL}
+	}
+	backend, err := clusterstore.NewBackend(endpoints, "/registry", 5*time.Minute)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.backend = backend
+	return s, nil
+}
+
+func (s *storageStage) close() {
+	if s.backend != nil {
+		_ = s.backend.Close()
+		s.backend = nil
+	}
+	if s.etcd != nil {
+		s.etcd.Close()
+		s.etcd = nil
+	}
+}

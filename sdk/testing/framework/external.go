@@ -1,0 +1,144 @@
+package framework
+
+import (
+	"bufio"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Environment variables selecting external mode (see the package documentation).
+const (
+	ExternalKubeconfigEnv = "MESHPLANE_EXTERNAL_KUBECONFIG"
+	PlatformEnvEnv        = "MESHPLANE_PLATFORM_ENV"
+)
+
+// ExternalMode reports whether the tests run against an already running core
+// (MESHPLANE_EXTERNAL_KUBECONFIG or MESHPLANE_PLATFORM_ENV is set).
+func ExternalMode() bool {
+	return os.Getenv(ExternalKubeconfigEnv) != "" || os.Getenv(PlatformEnvEnv) != ""
+}
+
+// SkipIfExternal skips the test in external mode; why says what the test
+// needs that an external server cannot give (e.g. "it restarts the server").
+func SkipIfExternal(t testing.TB, why string) {
+	t.Helper()
+	if ExternalMode() {
+		t.Skipf("skipped in external mode (%s or %s is set): %s", ExternalKubeconfigEnv, PlatformEnvEnv, why)
+	}
+}
+
+// Platform is what a platform.env file says about a running platform.
+type Platform struct {
+	// Kubeconfig is the admin kubeconfig of the core (KUBECONFIG=).
+	Kubeconfig string
+	// CoreURL is the core's base URL (CORE_URL=), if given.
+	CoreURL string
+	// Vars are all the file's variables, e.g. other components' *_URL.
+	Vars map[string]string
+}
+
+// URL returns the variable <NAME>_URL of the platform (name upper-cased,
+// '-' as '_'), e.g. URL("gateway") for GATEWAY_URL; "" when not set.
+func (p *Platform) URL(name string) string {
+	return p.Vars[strings.ToUpper(strings.ReplaceAll(name, "-", "_"))+"_URL"]
+}
+
+// ReadPlatformEnv parses a platform.env file: shell-style KEY=value lines
+// (an optional "export ", '#' comments, values optionally quoted). KUBECONFIG
+// is required; a relative path is taken relative to the file.
+func ReadPlatformEnv(path string) (*Platform, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading platform env: %w", err)
+	}
+	defer f.Close()
+	p := &Platform{Vars: map[string]string{}}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, val, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+		if !ok || strings.TrimSpace(key) == "" {
+			return nil, fmt.Errorf("%s:%d: want KEY=value, got %q", path, n, line)
+		}
+		val = strings.TrimSpace(val)
+		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
+			val = val[1 : len(val)-1]
+		}
+		p.Vars[strings.TrimSpace(key)] = val
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	p.Kubeconfig, p.CoreURL = p.Vars["KUBECONFIG"], p.Vars["CORE_URL"]
+	if p.Kubeconfig == "" {
+		return nil, fmt.Errorf("%s has no KUBECONFIG=", path)
+	}
+	if !filepath.IsAbs(p.Kubeconfig) {
+		p.Kubeconfig = filepath.Join(filepath.Dir(path), p.Kubeconfig)
+	}
+	return p, nil
+}
+
+// ExternalFromEnv returns the external server named by the environment, or
+// nil when external mode is off.
+func ExternalFromEnv() (*Server, error) {
+	if path := os.Getenv(PlatformEnvEnv); path != "" {
+		p, err := ReadPlatformEnv(path)
+		if err != nil {
+			return nil, err
+		}
+		return Connect(p.Kubeconfig, p.CoreURL)
+	}
+	if kc := os.Getenv(ExternalKubeconfigEnv); kc != "" {
+		return Connect(kc, "")
+	}
+	return nil, nil
+}
+
+// Connect returns an external Server for a running core whose admin
+// kubeconfig (with the contexts of AdminContexts) is at kubeconfig. baseURL
+// is the core's URL; when empty it is the server of the shard-base context
+// without any /clusters/<name> suffix. Call Cleanup when done.
+func Connect(kubeconfig, baseURL string) (*Server, error) {
+	abs, err := filepath.Abs(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Kubeconfig: abs, External: true, users: map[string]TokenUser{}}
+	cfg, err := s.loadKubeconfig()
+	if err != nil {
+		return nil, fmt.Errorf("external core: loading %s: %w", abs, err)
+	}
+	if baseURL == "" {
+		ctx := cfg.Contexts["shard-base"]
+		cl, ok := cfg.Clusters[ctx.Cluster]
+		if !ok {
+			return nil, fmt.Errorf("external core: context shard-base of %s refers to missing cluster %q", abs, ctx.Cluster)
+		}
+		baseURL = cl.Server
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("external core: URL %q: %w", baseURL, err)
+	}
+	u.Path, _, _ = strings.Cut(u.Path, "/clusters/")
+	s.BaseURL = strings.TrimSuffix(u.String(), "/")
+	if s.RootDir, err = os.MkdirTemp("", "meshplane-external-"); err != nil {
+		return nil, err
+	}
+	// The kubeconfig is read again by clients; make sure it is usable now.
+	if _, err := clientcmd.NewNonInteractiveClientConfig(*cfg, "shard-base", &clientcmd.ConfigOverrides{}, nil).ClientConfig(); err != nil {
+		os.RemoveAll(s.RootDir)
+		return nil, fmt.Errorf("external core: context shard-base of %s: %w", abs, err)
+	}
+	return s, nil
+}
