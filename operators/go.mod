@@ -6,7 +6,10 @@ require (
 	github.com/go-logr/logr v1.4.4
 	github.com/kcp-dev/sdk v0.32.0
 	github.com/meshplane/meshplane/apis v0.0.0
+	github.com/meshplane/meshplane/platform v0.0.0
 	github.com/meshplane/meshplane/providers v0.0.0
+	github.com/meshplane/meshplane/sdk v0.0.0
+	go.uber.org/zap v1.27.1
 	k8s.io/api v0.36.6
 	k8s.io/apimachinery v0.36.6
 	k8s.io/client-go v0.36.6
@@ -58,15 +61,14 @@ require (
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
-	go.uber.org/zap v1.27.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sync v0.21.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
-	golang.org/x/term v0.44.0 // indirect
-	golang.org/x/text v0.39.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/term v0.47.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	gomodules.xyz/jsonpatch/v2 v2.4.0 // indirect
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
@@ -82,5 +84,7 @@ require (
 
 replace (
 	github.com/meshplane/meshplane/apis => ../apis
+	github.com/meshplane/meshplane/platform => ../platform
 	github.com/meshplane/meshplane/providers => ../providers
+	github.com/meshplane/meshplane/sdk => ../sdk
 )
