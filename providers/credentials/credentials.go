@@ -5,7 +5,8 @@
 // content (apiexports/content, every verb: reading and writing the exported
 // resources of every consumer through the virtual workspace), its endpoint
 // slices, APIBindings (read), the exported resources and the claimed
-// resources with the claim's verbs, and the discovery paths. They are bound
+// resources with the claim's verbs, verb "access" on the provider workspace
+// (kcp's workspace content authorization), and the discovery paths. They are bound
 // to a ServiceAccount in the provider workspace, whose token goes into the
 // kubeconfig, or, where the core cannot issue ServiceAccount tokens, to a
 // static-token user.
@@ -69,7 +70,11 @@ func ClusterRole(export *apisv1alpha2.APIExport, sliceNames ...string) *rbacv1.C
 		}
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{c.Group}, Resources: []string{c.Resource}, Verbs: slices.Clone(verbs)})
 	}
-	rules = append(rules, rbacv1.PolicyRule{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/version"}, Verbs: []string{"get"}})
+	rules = append(rules,
+		// kcp's workspace content access: needed to be authorized in the
+		// provider workspace at all (its RBAC is only consulted after it).
+		rbacv1.PolicyRule{NonResourceURLs: []string{"/"}, Verbs: []string{"access"}},
+		rbacv1.PolicyRule{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/version"}, Verbs: []string{"get"}})
 	return &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: RoleName(export.Name)},
 		Rules:      rules,
