@@ -57,6 +57,7 @@ func run(m *testing.M) (int, error) {
 	// built from their module.
 	for _, c := range []struct{ name, env, module, pkg string }{
 		{"account-operator", "ACCOUNT_OPERATOR_BIN", "operators", "./cmd/account-operator"},
+		{"provider-kubeconfig", "PROVIDER_KUBECONFIG_BIN", "providers", "./cmd/provider-kubeconfig"},
 	} {
 		bin := os.Getenv(c.env)
 		if bin == "" {
