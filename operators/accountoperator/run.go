@@ -84,7 +84,8 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		return err
 	}
 
-	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers, ClusterCA: string(c.Base.CAData)}
+	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers, ClusterCA: string(c.Base.CAData),
+		PathOf: kit.Provider.Path}
 	if c.CoreWorkarounds {
 		pc, err := client.New(c.Provider, client.Options{Scheme: scheme, Mapper: staticMapper(scheme)})
 		if err != nil {

@@ -27,6 +27,9 @@ type Options struct {
 	// OrgsPath is where organizations live (root:orgs), BasePath where the
 	// base types org and account are (root).
 	OrgsPath, BasePath string
+	// PathOf returns a logical cluster's workspace path (the provider's
+	// path index); nil skips the check that orgs are made in OrgsPath.
+	PathOf func(cluster string) (string, bool)
 	// ClusterCA is the core's CA (PEM), written into organizations'
 	// AccountInfo (accounts copy their parent's).
 	ClusterCA string
@@ -66,7 +69,7 @@ func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
 func newReconciler(c clients, opts Options) *reconciler {
 	return &reconciler{
 		steps: []step{
-			&workspaceTypeStep{orgsPath: opts.OrgsPath, basePath: opts.BasePath,
+			&workspaceTypeStep{orgsPath: opts.OrgsPath, basePath: opts.BasePath, pathOf: opts.PathOf,
 				getType: get[*tenancyv1alpha1.WorkspaceType](c, func() *tenancyv1alpha1.WorkspaceType { return &tenancyv1alpha1.WorkspaceType{} }),
 				createType: func(ctx context.Context, cluster string, wt *tenancyv1alpha1.WorkspaceType) error {
 					return create(ctx, c, cluster, wt)

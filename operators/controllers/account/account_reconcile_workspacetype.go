@@ -24,6 +24,10 @@ type workspaceTypeStep struct {
 	// basePath is where the base types org and account are, root.
 	basePath string
 
+	// pathOf returns a logical cluster's workspace path, once known; nil
+	// skips the check that organizations are created in orgsPath.
+	pathOf func(cluster string) (string, bool)
+
 	getType    func(ctx context.Context, cluster, name string) (*tenancyv1alpha1.WorkspaceType, error)
 	createType func(ctx context.Context, cluster string, wt *tenancyv1alpha1.WorkspaceType) error
 }
@@ -32,6 +36,16 @@ func (s *workspaceTypeStep) reconcile(ctx context.Context, st *state) result {
 	acc := st.account
 	if acc.Spec.Type != corev1alpha1.AccountTypeOrg {
 		return done(acc, corev1alpha1.ConditionWorkspaceTypeReady, "accounts use their organization's workspace types")
+	}
+	// An organization lives in root:orgs. (The path is known once the
+	// provider has looked it up, moments after the workspace appears; until
+	// then the check is skipped rather than holding every org up.)
+	if s.pathOf != nil {
+		if path, ok := s.pathOf(st.cluster); ok && path != s.orgsPath {
+			setCondition(acc, corev1alpha1.ConditionWorkspaceTypeReady, metav1.ConditionFalse, corev1alpha1.ReasonError,
+				fmt.Sprintf("an organization (type org) can only be created in %s, not in %s; create an Account of type account here", s.orgsPath, path))
+			return wait(0) // nothing to retry: the Account must be recreated
+		}
 	}
 	st.org = acc.Name
 	for _, want := range s.types(acc.Name) {

@@ -85,3 +85,29 @@ func TestWorkspaceTypeStepReportsErrors(t *testing.T) {
 		t.Errorf("message %q does not say what failed", c.Message)
 	}
 }
+
+func TestWorkspaceTypeStepOrgOnlyInOrgs(t *testing.T) {
+	types := newObjects[*tenancyv1alpha1.WorkspaceType]()
+	s := typeStep(types)
+	paths := map[string]string{"orgs": "root:orgs", "c-acme": "root:orgs:acme"}
+	s.pathOf = func(c string) (string, bool) { p, ok := paths[c]; return p, ok }
+
+	st := &state{cluster: "c-acme", account: org("nested")}
+	if res := s.reconcile(context.Background(), st); res.done {
+		t.Fatal("an org inside an org was accepted")
+	}
+	c := requireCondition(t, st.account, corev1alpha1.ConditionWorkspaceTypeReady, metav1.ConditionFalse, corev1alpha1.ReasonError)
+	if !strings.Contains(c.Message, "root:orgs:acme") || len(types.items) != 0 {
+		t.Errorf("message %q, types %v", c.Message, types.items)
+	}
+
+	st = &state{cluster: "unknown", account: org("acme")}
+	if res := s.reconcile(context.Background(), st); !res.done {
+		t.Fatal("an org in a workspace whose path is not known yet is held up")
+	}
+
+	st = &state{cluster: "orgs", account: org("acme")}
+	if res := s.reconcile(context.Background(), st); !res.done {
+		t.Fatalf("an org in root:orgs refused: %+v", st.account.Status.Conditions)
+	}
+}

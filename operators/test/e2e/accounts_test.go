@@ -110,6 +110,19 @@ func TestOrganizationAndAccount(t *testing.T) {
 		t.Fatalf("AccountInfo in root:orgs:acme:team-a = %q (%v), want acme as organization and parent", info, err)
 	}
 
+	// An organization belongs in root:orgs: one inside acme says so.
+	inAcme.RunStdin(t, accountYAML("nested", "org", "alice"), "create", "-f", "-")
+	framework.Eventually(t, readyTimeout, 500*time.Millisecond, "the org Account inside acme to be refused on its conditions", func() (bool, string) {
+		got, err := jsonpath(t, inAcme, `{.status.conditions[?(@.type=="WorkspaceTypeReady")].reason}: {.status.conditions[?(@.type=="WorkspaceTypeReady")].message}`, "get", "account", "nested")
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.HasPrefix(got, "Error: ") && strings.Contains(got, "can only be created in root:orgs"), got
+	})
+	if ws, _, _ := inAcme.RunErr(t, "get", "workspaces", "-o", "name"); strings.Contains(ws, "nested") {
+		t.Errorf("a workspace was made for the refused org: %s", ws)
+	}
+
 	// Deleting acme removes its whole tree. (alice may not delete it: the
 	// orgs role lets users found organizations; who may delete one is
 	// decided through OpenFGA later. The admin deletes it here.)
