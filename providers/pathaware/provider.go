@@ -210,7 +210,7 @@ func newResolver(paths *Paths, resolve ResolveFunc, workers int, timeout time.Du
 	}
 	return &resolver{paths: paths, resolve: resolve, workers: workers, timeout: timeout, log: log,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 30*time.Second),
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 5*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pathaware"})}
 }
 

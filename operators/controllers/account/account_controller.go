@@ -70,7 +70,8 @@ func newReconciler(c clients, opts Options) *reconciler {
 	return &reconciler{
 		steps: []step{
 			&workspaceTypeStep{orgsPath: opts.OrgsPath, basePath: opts.BasePath, pathOf: opts.PathOf,
-				getType: get[*tenancyv1alpha1.WorkspaceType](c, func() *tenancyv1alpha1.WorkspaceType { return &tenancyv1alpha1.WorkspaceType{} }),
+				getAccountInfo: get[*corev1alpha1.AccountInfo](c, func() *corev1alpha1.AccountInfo { return &corev1alpha1.AccountInfo{} }),
+				getType:        get[*tenancyv1alpha1.WorkspaceType](c, func() *tenancyv1alpha1.WorkspaceType { return &tenancyv1alpha1.WorkspaceType{} }),
 				createType: func(ctx context.Context, cluster string, wt *tenancyv1alpha1.WorkspaceType) error {
 					return create(ctx, c, cluster, wt)
 				}},

@@ -28,6 +28,10 @@ type workspaceTypeStep struct {
 	// skips the check that organizations are created in orgsPath.
 	pathOf func(cluster string) (string, bool)
 
+	// getAccountInfo reads an AccountInfo; nil skips the check that an org
+	// is not created inside an account workspace.
+	getAccountInfo func(ctx context.Context, cluster, name string) (*corev1alpha1.AccountInfo, error)
+
 	getType    func(ctx context.Context, cluster, name string) (*tenancyv1alpha1.WorkspaceType, error)
 	createType func(ctx context.Context, cluster string, wt *tenancyv1alpha1.WorkspaceType) error
 }
@@ -37,15 +41,28 @@ func (s *workspaceTypeStep) reconcile(ctx context.Context, st *state) result {
 	if acc.Spec.Type != corev1alpha1.AccountTypeOrg {
 		return done(acc, corev1alpha1.ConditionWorkspaceTypeReady, "accounts use their organization's workspace types")
 	}
-	// An organization lives in root:orgs. (The path is known once the
-	// provider has looked it up, moments after the workspace appears; until
-	// then the check is skipped rather than holding every org up.)
+	// An organization lives in root:orgs: not in a workspace whose path
+	// says otherwise (known once the provider has looked it up), and not in
+	// an account workspace (one holding an AccountInfo).
+	where := ""
 	if s.pathOf != nil {
 		if path, ok := s.pathOf(st.cluster); ok && path != s.orgsPath {
-			setCondition(acc, corev1alpha1.ConditionWorkspaceTypeReady, metav1.ConditionFalse, corev1alpha1.ReasonError,
-				fmt.Sprintf("an organization (type org) can only be created in %s, not in %s; create an Account of type account here", s.orgsPath, path))
-			return wait(0) // nothing to retry: the Account must be recreated
+			where = path
 		}
+	}
+	if where == "" && s.getAccountInfo != nil {
+		info, err := s.getAccountInfo(ctx, st.cluster, corev1alpha1.AccountInfoName)
+		switch {
+		case err == nil:
+			where = "the account workspace " + info.Spec.Account.Path
+		case !apierrors.IsNotFound(err):
+			return failed(ctx, acc, corev1alpha1.ConditionWorkspaceTypeReady, fmt.Errorf("checking where the organization is: %w", err))
+		}
+	}
+	if where != "" {
+		setCondition(acc, corev1alpha1.ConditionWorkspaceTypeReady, metav1.ConditionFalse, corev1alpha1.ReasonError,
+			fmt.Sprintf("an organization (type org) can only be created in %s, not in %s; create an Account of type account there", s.orgsPath, where))
+		return wait(0) // nothing to retry: the Account must be recreated
 	}
 	st.org = acc.Name
 	for _, want := range s.types(acc.Name) {

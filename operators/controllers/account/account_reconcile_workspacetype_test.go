@@ -111,3 +111,26 @@ func TestWorkspaceTypeStepOrgOnlyInOrgs(t *testing.T) {
 		t.Fatalf("an org in root:orgs refused: %+v", st.account.Status.Conditions)
 	}
 }
+
+func TestWorkspaceTypeStepNoOrgInsideAccount(t *testing.T) {
+	types := newObjects[*tenancyv1alpha1.WorkspaceType]()
+	infos := newObjects[*corev1alpha1.AccountInfo]()
+	s := typeStep(types)
+	s.getAccountInfo = infos.get
+	info := &corev1alpha1.AccountInfo{}
+	info.Spec.Account.Path = "root:orgs:acme"
+	infos.put("c-acme", "account", info)
+
+	st := &state{cluster: "c-acme", account: org("nested")}
+	if res := s.reconcile(context.Background(), st); res.done || len(types.items) != 0 {
+		t.Fatal("an org inside an account workspace was accepted")
+	}
+	c := requireCondition(t, st.account, corev1alpha1.ConditionWorkspaceTypeReady, metav1.ConditionFalse, corev1alpha1.ReasonError)
+	if !strings.Contains(c.Message, "root:orgs:acme") {
+		t.Errorf("message %q does not say where", c.Message)
+	}
+	st = &state{cluster: "orgs", account: org("acme")}
+	if res := s.reconcile(context.Background(), st); !res.done {
+		t.Fatalf("an org in root:orgs (no AccountInfo) refused: %+v", st.account.Status.Conditions)
+	}
+}
