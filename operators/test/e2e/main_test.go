@@ -18,18 +18,47 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
+// TestMain starts one core for the package (or connects to the external
+// one), runs the tests, then stops the account-operator before the core:
+// a core asked to stop while the operator still watches it waits for those
+// requests (see the report of the accounts branch).
 func TestMain(m *testing.M) {
-	code := framework.RunMain(m)
+	var err error
+	if framework.ExternalMode() {
+		srv, err = framework.ExternalFromEnv()
+	} else {
+		srv, err = framework.Start()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting meshplane:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
 	op.mu.Lock()
 	if op.proc != nil {
-		_ = op.proc.Stop(30 * time.Second)
+		if err := op.proc.Stop(30 * time.Second); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the account-operator:", err)
+		}
 	}
 	if op.dir != "" && code == 0 {
 		os.RemoveAll(op.dir)
 	}
 	op.mu.Unlock()
+	if code != 0 && !srv.External {
+		fmt.Fprintf(os.Stderr, "meshplane log (%s), last lines:\n%s\n", srv.LogPath, srv.LogTail(0, 200))
+	}
+	if err := srv.Cleanup(code != 0); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping meshplane:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	framework.CleanupBinaries()
 	os.Exit(code)
 }
+
+// srv is the package's core.
+var srv *framework.Server
 
 // operator is the account-operator process the tests share.
 type operator struct {
@@ -50,7 +79,11 @@ var op operator
 // MESHPLANE_PLATFORM_ENV) the platform's own operator is used.
 func platform(t *testing.T) *framework.Server {
 	t.Helper()
-	s := framework.SharedServer(t)
+	s := srv
+	if !s.Running() {
+		t.Fatalf("meshplane (pid %d) is not running any more; log tail:\n%s", s.PID, s.LogTail(0, 100))
+	}
+	s.DumpLogsOnFailure(t)
 	if s.External {
 		return s
 	}
