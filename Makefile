@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk core platform bench
+MODULES := apis sdk core platform bench providers operators
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen meshplane-platform meshplane-bench
+BINARIES := meshplane kubectl-ws apigen meshplane-platform meshplane-bench account-operator provider-kubeconfig
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -27,6 +27,8 @@ build:
 	cd core && $(GO) build -o $(BIN)/ ./cmd/meshplane ./cmd/kubectl-ws ./cmd/apigen
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
 	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench
+	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
+	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
 ## <ROOT_DIR>/platform.env appears once everything is ready

@@ -22,6 +22,8 @@ const (
 	offsetCore = iota
 	offsetCoreEtcdClient
 	offsetCoreEtcdPeer
+	offsetAccountOperatorMetrics
+	offsetAccountOperatorHealth
 )
 
 // Core is the core's secure port.
@@ -54,3 +56,9 @@ func (p Ports) CheckFree() error {
 	}
 	return nil
 }
+
+// AccountOperatorMetrics is the account-operator's /metrics port.
+func (p Ports) AccountOperatorMetrics() int { return p.Base + offsetAccountOperatorMetrics }
+
+// AccountOperatorHealth is the account-operator's /healthz and /readyz port.
+func (p Ports) AccountOperatorHealth() int { return p.Base + offsetAccountOperatorHealth }

@@ -193,6 +193,10 @@ func TestLauncher(t *testing.T) {
 		t.Errorf("root:orgs binding to core.platform-mesh.io is %q, want Bound", out)
 	}
 	mustKubectl(t, kubeconfig, "--context", "alice", "create", "-f", filepath.Join("testdata", "org-account.yaml"))
+	// The account-operator, part of the platform, gives it its workspace.
+	waitAccountReady(t, kubeconfig, "acme")
+	acmeInfo := eventuallyKubectl(t, kubeconfig, "--context", "alice", "--server", envA["CORE_URL"]+"/clusters/root:orgs:acme",
+		"get", "accountinfo", "account", "-o", "jsonpath={.metadata.uid}/{.spec.organization.name}")
 	if out, err := kubectl(t, kubeconfig, "--context", "bob", "delete", "account", "acme"); err == nil || !strings.Contains(out, "Forbidden") {
 		t.Errorf("bob deleted alice's org account (err %v): %s", err, out)
 	}
@@ -226,6 +230,16 @@ func TestLauncher(t *testing.T) {
 	a.waitReady(t)
 	mustKubectl(t, kubeconfig, "get", "namespace", "kept")
 	mustKubectl(t, kubeconfig, "--context", "alice", "get", "account", "acme")
+	// ... and every account: the same Ready organization, workspace and
+	// AccountInfo (not a new one), nothing duplicated.
+	waitAccountReady(t, kubeconfig, "acme")
+	if got := eventuallyKubectl(t, kubeconfig, "--context", "alice", "--server", envA["CORE_URL"]+"/clusters/root:orgs:acme",
+		"get", "accountinfo", "account", "-o", "jsonpath={.metadata.uid}/{.spec.organization.name}"); got != acmeInfo {
+		t.Errorf("after a restart acme's AccountInfo is %q, was %q", got, acmeInfo)
+	}
+	if ws := mustKubectl(t, kubeconfig, "--context", "alice", "get", "workspaces", "-o", "name"); strings.Count(ws, "acme") != 1 {
+		t.Errorf("after a restart root:orgs holds %q", ws)
+	}
 	if after := bootstrapVersions(t, kubeconfig, envA["CORE_URL"]); after != bootstrapped {
 		t.Errorf("a restart rewrote bootstrapped objects: resourceVersions %s before, %s after", bootstrapped, after)
 	}
@@ -248,4 +262,39 @@ func bootstrapVersions(t *testing.T, kubeconfig, coreURL string) string {
 		mustKubectl(t, kubeconfig, in("root:orgs"), "get", "apibinding", "core.platform-mesh.io", rv),
 		mustKubectl(t, kubeconfig, in("root:orgs"), "get", "clusterrolebinding", "meshplane:orgs:member", rv),
 	}, ",")
+}
+
+// waitAccountReady waits for an Account in root:orgs to be Ready.
+func waitAccountReady(t *testing.T, kubeconfig, name string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, err := kubectl(t, kubeconfig, "--context", "alice", "get", "account", name, "-o",
+			`jsonpath={range .status.conditions[*]}{.type}={.status} ({.message}); {end}`)
+		if err == nil && strings.Contains(out, "Ready=True") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Account %s not Ready after 2m: %v %s", name, err, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// eventuallyKubectl retries a kubectl command for up to 30s: rights granted
+// a moment ago (alice made admin of her organization's workspace) reach
+// the core's authorizer shortly after they are written.
+func eventuallyKubectl(t *testing.T, kubeconfig string, args ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := kubectl(t, kubeconfig, args...)
+		if err == nil {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }

@@ -13,7 +13,7 @@ import (
 
 var (
 	launcherBin string // meshplane-platform
-	binDir      string // a directory holding meshplane, for --bin-dir
+	binDir      string // a directory holding meshplane and account-operator, for --bin-dir
 )
 
 func TestMain(m *testing.M) {
@@ -44,6 +44,30 @@ func run(m *testing.M) (int, error) {
 	binDir = tmp
 	if err := os.Symlink(core, filepath.Join(binDir, "meshplane")); err != nil {
 		return 0, err
+	}
+	// The platform's components: $<NAME>_BIN (make test sets them), else
+	// built from their module.
+	for _, c := range []struct{ name, env, module, pkg string }{
+		{"account-operator", "ACCOUNT_OPERATOR_BIN", "operators", "./cmd/account-operator"},
+		{"provider-kubeconfig", "PROVIDER_KUBECONFIG_BIN", "providers", "./cmd/provider-kubeconfig"},
+	} {
+		bin := os.Getenv(c.env)
+		if bin == "" {
+			bin = filepath.Join(binDir, c.name)
+			build := exec.Command("go", "build", "-o", bin, c.pkg)
+			build.Dir = filepath.Join("..", "..", "..", c.module)
+			if out, err := build.CombinedOutput(); err != nil {
+				return 0, fmt.Errorf("building %s: %v\n%s", c.name, err, out)
+			}
+			continue
+		}
+		abs, err := filepath.Abs(bin)
+		if err != nil {
+			return 0, err
+		}
+		if err := os.Symlink(abs, filepath.Join(binDir, c.name)); err != nil {
+			return 0, err
+		}
 	}
 	return m.Run(), nil
 }

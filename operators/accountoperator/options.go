@@ -1,0 +1,119 @@
+// Package accountoperator assembles the account-operator: options (flags,
+// validation, completion), then the multicluster manager on the provider
+// kit with the Account and AccountInfo controllers.
+package accountoperator
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/meshplane/meshplane/providers/endpointslice"
+)
+
+// Options are the operator's flags.
+type Options struct {
+	Kubeconfig, Context string
+	// Workspace is the provider workspace holding the export and its slice.
+	Workspace     string
+	EndpointSlice string
+	OrgsPath      string
+	BasePath      string
+	MetricsAddr   string
+	HealthAddr    string
+	Workers       int
+	WaitForURL    time.Duration
+	// CoreWorkarounds enables what the core does not do yet (see AddFlags).
+	CoreWorkarounds bool
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		Kubeconfig:      os.Getenv("KUBECONFIG"),
+		Workspace:       "root:platform-mesh-system",
+		EndpointSlice:   "core.platform-mesh.io",
+		OrgsPath:        "root:orgs",
+		BasePath:        "root",
+		MetricsAddr:     "127.0.0.1:8080",
+		HealthAddr:      "127.0.0.1:8081",
+		Workers:         4,
+		WaitForURL:      5 * time.Minute,
+		CoreWorkarounds: true,
+	}
+}
+
+// AddFlags registers the flags.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the operator's credential (default $KUBECONFIG)")
+	fs.StringVar(&o.Context, "context", o.Context, "context in --kubeconfig (default: its current context)")
+	fs.StringVar(&o.Workspace, "workspace", o.Workspace, "path of the provider workspace that exports core.platform-mesh.io")
+	fs.StringVar(&o.EndpointSlice, "kcp-api-export-endpoint-slice-name", o.EndpointSlice, "name of the APIExportEndpointSlice in --workspace")
+	fs.StringVar(&o.OrgsPath, "orgs-path", o.OrgsPath, "workspace the organizations live in (their WorkspaceTypes are created there)")
+	fs.StringVar(&o.BasePath, "base-types-path", o.BasePath, "workspace holding the base WorkspaceTypes org and account")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of /metrics (0 turns it off)")
+	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "Accounts reconciled in parallel")
+	fs.DurationVar(&o.WaitForURL, "wait-for-endpoint", o.WaitForURL, "how long to wait at start for the endpoint slice's URL")
+	fs.BoolVar(&o.CoreWorkarounds, "core-workarounds", o.CoreWorkarounds,
+		"with a credential that reaches workspaces directly (the admin kubeconfig): bind an Account's creator to cluster-admin in its workspace, "+
+			"and accept the permission claims of the workspace's default core.platform-mesh.io APIBinding (both done by kcp itself, not yet by the Meshplane core)")
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.EndpointSlice == "" {
+		errs = append(errs, errors.New("--kcp-api-export-endpoint-slice-name is required"))
+	}
+	for flagName, p := range map[string]string{"--workspace": o.Workspace, "--orgs-path": o.OrgsPath, "--base-types-path": o.BasePath} {
+		if p == "" || strings.ContainsAny(p, "/ ") {
+			errs = append(errs, fmt.Errorf("%s %q is not a workspace path", flagName, p))
+		}
+	}
+	if o.Workers < 1 {
+		errs = append(errs, errors.New("--workers must be at least 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// Completed are validated options with the loaded configs.
+type Completed struct {
+	*Options
+	// Provider points at the provider workspace.
+	Provider *rest.Config
+	// Base points at the core's base URL with the same credential.
+	Base *rest.Config
+}
+
+// Complete loads the kubeconfig.
+func (o *Options) Complete() (*Completed, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.Kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: o.Context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %q: %w", o.Kubeconfig, err)
+	}
+	cfg.UserAgent = "account-operator"
+	if len(cfg.CAData) == 0 && cfg.CAFile != "" {
+		if cfg.CAData, err = os.ReadFile(cfg.CAFile); err != nil {
+			return nil, fmt.Errorf("reading CA %s: %w", cfg.CAFile, err)
+		}
+		cfg.CAFile = ""
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	base := rest.CopyConfig(cfg)
+	base.Host = endpointslice.BaseHost(cfg.Host)
+	provider := rest.CopyConfig(base)
+	provider.Host = base.Host + "/clusters/" + o.Workspace
+	return &Completed{Options: o, Provider: provider, Base: base}, nil
+}

@@ -1,0 +1,106 @@
+package accountoperator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+	"github.com/meshplane/meshplane/operators/controllers/account"
+	"github.com/meshplane/meshplane/operators/controllers/accountinfo"
+	"github.com/meshplane/meshplane/providers/manager"
+)
+
+// Scheme knows every type the operator reads and writes.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		corev1.AddToScheme, rbacv1.AddToScheme, corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme,
+		apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme, kcpcorev1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// staticMapper maps the few kinds the direct client uses (all
+// cluster-scoped), so it needs no discovery per workspace.
+func staticMapper(s *runtime.Scheme) meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	for _, gvk := range []schema.GroupVersionKind{
+		rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"),
+		apisv1alpha2.SchemeGroupVersion.WithKind("APIBinding"),
+		apisv1alpha2.SchemeGroupVersion.WithKind("APIExport"),
+		tenancyv1alpha1.SchemeGroupVersion.WithKind("Workspace"),
+	} {
+		m.Add(gvk, meta.RESTScopeRoot)
+	}
+	return m
+}
+
+// Run starts the operator and blocks until ctx ends.
+func Run(ctx context.Context, c *Completed, log logr.Logger) error {
+	scheme, err := Scheme()
+	if err != nil {
+		return err
+	}
+	kit, err := manager.New(ctx, c.Provider, manager.Options{
+		EndpointSlice: c.EndpointSlice,
+		Scheme:        scheme,
+		Log:           log,
+		WaitForURL:    c.WaitForURL,
+		Manager: ctrlmanager.Options{
+			Metrics:                 metricsserver.Options{BindAddress: c.MetricsAddr},
+			HealthProbeBindAddress:  c.HealthAddr,
+			GracefulShutdownTimeout: ptr.To(30 * time.Second),
+		},
+	})
+	if err != nil {
+		return err
+	}
+	mgr := kit.Manager
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+
+	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers, ClusterCA: string(c.Base.CAData),
+		PathOf: kit.Provider.Path}
+	if c.CoreWorkarounds {
+		pc, err := client.New(c.Provider, client.Options{Scheme: scheme, Mapper: staticMapper(scheme)})
+		if err != nil {
+			return err
+		}
+		d := &direct{base: c.Base, provider: pc, export: c.EndpointSlice, scheme: scheme}
+		opts.GrantCreator, opts.PrepareWorkspace, opts.CreateWorkspaceDirect = d.grantCreator, d.acceptClaims, d.createWorkspace
+		log.Info("core work-arounds on: creators are bound to cluster-admin and default APIBinding claims accepted through direct workspace access")
+	}
+	if err := account.SetupWithManager(mgr, opts); err != nil {
+		return fmt.Errorf("account controller: %w", err)
+	}
+	if err := accountinfo.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("accountinfo controller: %w", err)
+	}
+	log.Info("starting", "virtualWorkspace", kit.URL, "metrics", c.MetricsAddr, "health", c.HealthAddr)
+	return mgr.Start(ctx)
+}

@@ -1,0 +1,101 @@
+package account
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+)
+
+// workspaceStep creates the Account's Workspace, of its organization's
+// type, with the Account's creator as the workspace's admin.
+type workspaceStep struct {
+	orgsPath string
+
+	getWorkspace    func(ctx context.Context, cluster, name string) (*tenancyv1alpha1.Workspace, error)
+	createWorkspace func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error
+	getAccountInfo  func(ctx context.Context, cluster, name string) (*corev1alpha1.AccountInfo, error)
+	// createWorkspaceDirect, when set, is tried when creating through the
+	// virtual workspace is forbidden (the core checks verb "use" on the
+	// workspace type as if the type's workspace had to bind the export).
+	createWorkspaceDirect func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error
+}
+
+func (s *workspaceStep) reconcile(ctx context.Context, st *state) result {
+	acc := st.account
+	const cond = corev1alpha1.ConditionWorkspaceCreated
+	typeName := OrgTypeName(acc.Name)
+	if acc.Spec.Type != corev1alpha1.AccountTypeOrg {
+		parent, err := s.getAccountInfo(ctx, st.cluster, corev1alpha1.AccountInfoName)
+		if apierrors.IsNotFound(err) {
+			return pending(acc, cond, 2*time.Second, "waiting for the AccountInfo %q of the workspace this account is in (an account must be created inside an organization or account workspace)", corev1alpha1.AccountInfoName)
+		}
+		if err != nil {
+			return failed(ctx, acc, cond, fmt.Errorf("reading the parent's AccountInfo: %w", err))
+		}
+		if parent.Spec.Organization.Name == "" {
+			return pending(acc, cond, 2*time.Second, "the parent's AccountInfo names no organization yet")
+		}
+		st.parent, st.org = parent, parent.Spec.Organization.Name
+		typeName = AccountTypeName(st.org)
+	}
+	want := tenancyv1alpha1.WorkspaceTypeReference{Name: tenancyv1alpha1.WorkspaceTypeName(typeName), Path: s.orgsPath}
+
+	ws, err := s.getWorkspace(ctx, st.cluster, acc.Name)
+	if apierrors.IsNotFound(err) {
+		ws = s.workspace(acc, want)
+		err := s.createWorkspace(ctx, st.cluster, ws)
+		if apierrors.IsForbidden(err) && s.createWorkspaceDirect != nil {
+			log.FromContext(ctx).V(1).Info("creating the workspace through the virtual workspace was forbidden; creating it directly", "error", err.Error())
+			err = s.createWorkspaceDirect(ctx, st.cluster, s.workspace(acc, want))
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return failed(ctx, acc, cond, fmt.Errorf("creating workspace %s of type %s: %w", acc.Name, want, err))
+		}
+		log.FromContext(ctx).Info("created workspace", "workspace", acc.Name, "type", want.String())
+		return pending(acc, cond, time.Second, "workspace %s of type %s created, waiting for it to be scheduled", acc.Name, want)
+	}
+	if err != nil {
+		return failed(ctx, acc, cond, fmt.Errorf("reading workspace %s: %w", acc.Name, err))
+	}
+	if ws.Spec.Type != nil && *ws.Spec.Type != want {
+		return failed(ctx, acc, cond, fmt.Errorf("workspace %s exists with type %s, not %s", ws.Name, ws.Spec.Type, want))
+	}
+	if !ws.DeletionTimestamp.IsZero() {
+		return pending(acc, cond, 2*time.Second, "workspace %s is being deleted", ws.Name)
+	}
+	if ws.Spec.Cluster == "" {
+		return pending(acc, cond, time.Second, "workspace %s is being scheduled", ws.Name)
+	}
+	st.workspace = ws
+	return done(acc, cond, fmt.Sprintf("workspace %s (logical cluster %s) of type %s", ws.Name, ws.Spec.Cluster, want))
+}
+
+// workspace is the Workspace made for acc. Its owner annotation names the
+// creator: kcp keeps it when a privileged client sets it, and makes the
+// owner the workspace's admin.
+func (s *workspaceStep) workspace(acc *corev1alpha1.Account, t tenancyv1alpha1.WorkspaceTypeReference) *tenancyv1alpha1.Workspace {
+	ws := &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: acc.Name,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: corev1alpha1.SchemeGroupVersion.String(), Kind: corev1alpha1.AccountKind, Name: acc.Name, UID: acc.UID,
+			}},
+		},
+		Spec: tenancyv1alpha1.WorkspaceSpec{Type: &t},
+	}
+	if creator := ptr.Deref(acc.Spec.Creator, ""); creator != "" {
+		owner, _ := json.Marshal(authenticationv1.UserInfo{Username: creator})
+		ws.Annotations = map[string]string{tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey: string(owner)}
+	}
+	return ws
+}

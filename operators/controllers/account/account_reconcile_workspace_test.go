@@ -1,0 +1,126 @@
+package account
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+)
+
+type wsFixture struct {
+	workspaces *objects[*tenancyv1alpha1.Workspace]
+	infos      *objects[*corev1alpha1.AccountInfo]
+	step       *workspaceStep
+}
+
+func newWSFixture() *wsFixture {
+	f := &wsFixture{workspaces: newObjects[*tenancyv1alpha1.Workspace](), infos: newObjects[*corev1alpha1.AccountInfo]()}
+	f.step = &workspaceStep{orgsPath: "root:orgs", getWorkspace: f.workspaces.get, getAccountInfo: f.infos.get,
+		createWorkspace: func(_ context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error {
+			f.workspaces.put(cluster, ws.Name, ws)
+			f.workspaces.created = append(f.workspaces.created, cluster+"/"+ws.Name)
+			return nil
+		}}
+	return f
+}
+
+func TestWorkspaceStepCreatesOrgWorkspace(t *testing.T) {
+	f := newWSFixture()
+	st := &state{cluster: "orgs", account: org("acme")}
+	res := f.step.reconcile(context.Background(), st)
+	if res.done || res.requeueAfter == 0 {
+		t.Fatalf("a new workspace is not done yet: %+v", res)
+	}
+	requireCondition(t, st.account, corev1alpha1.ConditionWorkspaceCreated, metav1.ConditionFalse, corev1alpha1.ReasonPending)
+	ws := f.workspaces.items["orgs/acme"]
+	if ws == nil {
+		t.Fatalf("no workspace created: %v", f.workspaces.created)
+	}
+	if *ws.Spec.Type != (tenancyv1alpha1.WorkspaceTypeReference{Name: "acme-org", Path: "root:orgs"}) {
+		t.Errorf("type = %v", ws.Spec.Type)
+	}
+	owner := authenticationv1.UserInfo{}
+	if err := json.Unmarshal([]byte(ws.Annotations[tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey]), &owner); err != nil || owner.Username != "alice" {
+		t.Errorf("owner annotation = %q (%v), want alice", ws.Annotations[tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey], err)
+	}
+	if len(ws.OwnerReferences) != 1 || ws.OwnerReferences[0].Kind != "Account" || ws.OwnerReferences[0].Name != "acme" {
+		t.Errorf("owner references = %v", ws.OwnerReferences)
+	}
+
+	// Scheduled: done, and the workspace is handed to the next steps.
+	ws.Spec.Cluster = "c-acme"
+	res = f.step.reconcile(context.Background(), st)
+	if !res.done || st.workspace == nil || st.workspace.Spec.Cluster != "c-acme" {
+		t.Fatalf("scheduled workspace not accepted: %+v %+v", res, st.account.Status.Conditions)
+	}
+	requireCondition(t, st.account, corev1alpha1.ConditionWorkspaceCreated, metav1.ConditionTrue, corev1alpha1.ReasonReconciled)
+	if len(f.workspaces.created) != 1 {
+		t.Errorf("created %v, want one workspace", f.workspaces.created)
+	}
+}
+
+func TestWorkspaceStepAccountUsesParentOrganization(t *testing.T) {
+	f := newWSFixture()
+	st := &state{cluster: "c-acme", account: account("team-a")}
+	// No AccountInfo in the workspace yet: pending, nothing created.
+	if res := f.step.reconcile(context.Background(), st); res.done {
+		t.Fatal("done without the parent's AccountInfo")
+	}
+	requireCondition(t, st.account, corev1alpha1.ConditionWorkspaceCreated, metav1.ConditionFalse, corev1alpha1.ReasonPending)
+	if len(f.workspaces.created) != 0 {
+		t.Fatalf("created %v without knowing the organization", f.workspaces.created)
+	}
+	parent := &corev1alpha1.AccountInfo{}
+	parent.Spec.Organization.Name = "acme"
+	f.infos.put("c-acme", "account", parent)
+	f.step.reconcile(context.Background(), st)
+	ws := f.workspaces.items["c-acme/team-a"]
+	if ws == nil || ws.Spec.Type.Name != "acme-account" || ws.Spec.Type.Path != "root:orgs" {
+		t.Fatalf("workspace = %+v", ws)
+	}
+	if st.parent != parent || st.org != "acme" {
+		t.Errorf("state parent/org not set: %+v %q", st.parent, st.org)
+	}
+}
+
+func TestWorkspaceStepWrongTypeIsAnError(t *testing.T) {
+	f := newWSFixture()
+	ws := readyWorkspace("acme", "c-acme")
+	ws.Spec.Type = &tenancyv1alpha1.WorkspaceTypeReference{Name: "universal", Path: "root"}
+	f.workspaces.put("orgs", "acme", ws)
+	st := &state{cluster: "orgs", account: org("acme")}
+	if res := f.step.reconcile(context.Background(), st); res.done {
+		t.Fatal("a workspace of another type was accepted")
+	}
+	c := requireCondition(t, st.account, corev1alpha1.ConditionWorkspaceCreated, metav1.ConditionFalse, corev1alpha1.ReasonError)
+	if !strings.Contains(c.Message, "root:universal") {
+		t.Errorf("message %q does not name the type found", c.Message)
+	}
+}
+
+func TestWorkspaceStepFallsBackToDirectCreate(t *testing.T) {
+	f := newWSFixture()
+	f.step.createWorkspace = func(context.Context, string, *tenancyv1alpha1.Workspace) error {
+		return apierrors.NewForbidden(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, "acme", nil)
+	}
+	direct := 0
+	f.step.createWorkspaceDirect = func(_ context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error {
+		direct++
+		f.workspaces.put(cluster, ws.Name, ws)
+		return nil
+	}
+	st := &state{cluster: "orgs", account: org("acme")}
+	f.step.reconcile(context.Background(), st)
+	if direct != 1 || f.workspaces.items["orgs/acme"] == nil {
+		t.Fatalf("direct create not used (%d)", direct)
+	}
+	requireCondition(t, st.account, corev1alpha1.ConditionWorkspaceCreated, metav1.ConditionFalse, corev1alpha1.ReasonPending)
+}

@@ -1,0 +1,289 @@
+// Package pathaware wraps kcp's multicluster-provider apiexport provider so
+// that a cluster can be looked up by its workspace path ("root:orgs") as
+// well as by its logical-cluster name, and so that one slow or broken
+// workspace never stalls the others.
+//
+// The upstream provider runs its lifecycle handlers and the manager's
+// Engage inside the informer's event handler: a handler that blocks (a
+// lookup against a workspace that does not answer) holds up every cluster
+// behind it. Here paths are resolved by a small pool of workers fed from a
+// rate-limited queue, each lookup bounded by a timeout and retried with
+// back-off, and Engage runs in its own goroutine per cluster.
+package pathaware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/multicluster-provider/apiexport"
+	"github.com/kcp-dev/multicluster-provider/pkg/handlers"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+)
+
+// PathAnnotation is kcp's annotation holding a logical cluster's canonical
+// workspace path.
+const PathAnnotation = "kcp.io/path"
+
+// ResolveFunc returns the workspace path of a logical cluster.
+type ResolveFunc func(ctx context.Context, cluster string) (string, error)
+
+// Options configure the provider.
+type Options struct {
+	// Options are passed to the apiexport provider (its Handlers are kept
+	// and run after the path bookkeeping).
+	apiexport.Options
+	// Resolve looks a cluster's path up when the object that announced the
+	// cluster (an APIBinding) does not carry kcp.io/path. Required.
+	Resolve ResolveFunc
+	// Workers resolve paths in parallel; default 4.
+	Workers int
+	// Timeout bounds one lookup; default 10s.
+	Timeout time.Duration
+	// SlowEngage is when an Engage still running is logged; default 30s.
+	SlowEngage time.Duration
+}
+
+// Provider is a path-aware apiexport provider.
+type Provider struct {
+	*apiexport.Provider
+
+	paths   *Paths
+	res     *resolver
+	log     logr.Logger
+	slowEng time.Duration
+}
+
+var (
+	_ multicluster.Provider         = &Provider{}
+	_ multicluster.ProviderRunnable = &Provider{}
+)
+
+// New creates the provider for the endpoint slice named slice in the
+// workspace cfg points at.
+func New(cfg *rest.Config, slice string, opts Options) (*Provider, error) {
+	if opts.Resolve == nil {
+		return nil, errors.New("pathaware: Options.Resolve is required")
+	}
+	log := logr.Discard()
+	if opts.Log != nil {
+		log = opts.Log.WithName("paths")
+	}
+	p := &Provider{paths: NewPaths(), log: log, slowEng: opts.SlowEngage}
+	if p.slowEng <= 0 {
+		p.slowEng = 30 * time.Second
+	}
+	p.res = newResolver(p.paths, opts.Resolve, opts.Workers, opts.Timeout, log)
+	opts.Handlers = append(handlers.Handlers{p.res}, opts.Handlers...)
+	inner, err := apiexport.New(cfg, slice, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	p.Provider = inner
+	return p, nil
+}
+
+// Get returns the cluster named by a logical-cluster name or a workspace
+// path.
+func (p *Provider) Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
+	if lc, ok := p.paths.Cluster(string(name)); ok {
+		name = multicluster.ClusterName(lc)
+	}
+	return p.Provider.Get(ctx, name)
+}
+
+// Path returns the workspace path of a logical cluster, once known.
+func (p *Provider) Path(cluster string) (string, bool) { return p.paths.Path(cluster) }
+
+// Start runs the path resolvers and the provider until ctx ends. The
+// manager's Engage is called asynchronously for each cluster.
+func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
+	go p.res.run(ctx)
+	return p.Provider.Start(ctx, &AsyncAware{Inner: aware, Log: p.log, SlowAfter: p.slowEng})
+}
+
+// AsyncAware engages each cluster in its own goroutine, so an Engage that
+// blocks (a controller whose source cannot start for that cluster) holds up
+// no other cluster. Errors are logged with the cluster's name.
+type AsyncAware struct {
+	Inner     multicluster.Aware
+	Log       logr.Logger
+	SlowAfter time.Duration
+}
+
+// Engage implements multicluster.Aware and returns at once.
+func (a *AsyncAware) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	go func() {
+		done := make(chan struct{})
+		defer close(done)
+		if a.SlowAfter > 0 {
+			go func() {
+				select {
+				case <-done:
+				case <-ctx.Done():
+				case <-time.After(a.SlowAfter):
+					a.Log.Info("engaging a cluster is slow; other clusters are not held up", "cluster", name, "after", a.SlowAfter)
+				}
+			}()
+		}
+		if err := a.Inner.Engage(ctx, name, cl); err != nil && ctx.Err() == nil {
+			a.Log.Error(err, "engaging cluster failed", "cluster", name)
+		}
+	}()
+	return nil
+}
+
+// Paths maps workspace paths to logical-cluster names and back.
+type Paths struct {
+	mu        sync.RWMutex
+	byPath    map[string]string
+	byCluster map[string]string
+}
+
+// NewPaths returns an empty map.
+func NewPaths() *Paths {
+	return &Paths{byPath: map[string]string{}, byCluster: map[string]string{}}
+}
+
+// Add records that cluster has path.
+func (s *Paths) Add(path, cluster string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.byCluster[cluster]; ok && old != path {
+		delete(s.byPath, old)
+	}
+	s.byPath[path] = cluster
+	s.byCluster[cluster] = path
+}
+
+// Remove forgets a cluster.
+func (s *Paths) Remove(cluster string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.byCluster[cluster]; ok && s.byPath[p] == cluster {
+		delete(s.byPath, p)
+	}
+	delete(s.byCluster, cluster)
+}
+
+// Cluster returns the logical cluster of a path.
+func (s *Paths) Cluster(path string) (string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c, ok := s.byPath[path]
+	return c, ok
+}
+
+// Path returns the path of a logical cluster.
+func (s *Paths) Path(cluster string) (string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	p, ok := s.byCluster[cluster]
+	return p, ok
+}
+
+// resolver is the provider's lifecycle handler: it never blocks the
+// informer, handing lookups to its workers.
+type resolver struct {
+	paths   *Paths
+	resolve ResolveFunc
+	workers int
+	timeout time.Duration
+	log     logr.Logger
+	queue   workqueue.TypedRateLimitingInterface[string]
+}
+
+func newResolver(paths *Paths, resolve ResolveFunc, workers int, timeout time.Duration, log logr.Logger) *resolver {
+	if workers <= 0 {
+		workers = 4
+	}
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	return &resolver{paths: paths, resolve: resolve, workers: workers, timeout: timeout, log: log,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 5*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pathaware"})}
+}
+
+// OnAdd records the path at once when the object carries it, else queues
+// a lookup.
+func (r *resolver) OnAdd(obj client.Object) {
+	cluster := logicalcluster.From(obj).String()
+	if cluster == "" {
+		return
+	}
+	if path := obj.GetAnnotations()[PathAnnotation]; path != "" {
+		r.paths.Add(path, cluster)
+		return
+	}
+	if _, known := r.paths.Path(cluster); !known {
+		r.queue.Add(cluster)
+	}
+}
+
+// OnUpdate is OnAdd for the new object.
+func (r *resolver) OnUpdate(_, obj client.Object) { r.OnAdd(obj) }
+
+// OnDelete forgets the cluster's path.
+func (r *resolver) OnDelete(obj client.Object) {
+	cluster := logicalcluster.From(obj).String()
+	r.paths.Remove(cluster)
+	r.queue.Forget(cluster)
+}
+
+func (r *resolver) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range r.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r.next(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	r.queue.ShutDown()
+	wg.Wait()
+}
+
+func (r *resolver) next(ctx context.Context) bool {
+	cluster, shutdown := r.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer r.queue.Done(cluster)
+	if err := r.lookup(ctx, cluster); err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		r.log.V(1).Info("looking up the workspace path failed; retrying", "cluster", cluster, "error", err.Error())
+		r.queue.AddRateLimited(cluster)
+		return true
+	}
+	r.queue.Forget(cluster)
+	return true
+}
+
+func (r *resolver) lookup(ctx context.Context, cluster string) error {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	path, err := r.resolve(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		return fmt.Errorf("logical cluster %s has no %s annotation", cluster, PathAnnotation)
+	}
+	r.paths.Add(path, cluster)
+	r.log.V(1).Info("workspace path known", "cluster", cluster, "path", path)
+	return nil
+}
