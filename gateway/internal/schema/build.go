@@ -563,8 +563,11 @@ func (b *builder) roots(resources []*Resource) {
 				sTable[fname] = &Field{Kind: Subscribe, Resource: r}
 			}
 		}
-		b.model.Fields[vq.Name] = vqt
-		b.defs = append(b.defs, vq)
+		hasQ := len(vq.Fields) > 0
+		if hasQ {
+			b.model.Fields[vq.Name] = vqt
+			b.defs = append(b.defs, vq)
+		}
 		if len(vm.Fields) > 0 {
 			b.model.Fields[vm.Name] = vmt
 			b.defs = append(b.defs, vm)
@@ -572,8 +575,10 @@ func (b *builder) roots(resources []*Resource) {
 		vfield := Sanitize(k.version)
 		if k.group == "" {
 			// The core group's versions sit on the roots directly.
-			qTable[qNames.take(vfield)] = &Field{Kind: Namespace}
-			query.Fields = append(query.Fields, &ast.FieldDefinition{Name: vfield, Type: ast.NonNullNamedType(vq.Name, nil), Description: "The core API group, version " + k.version + "."})
+			if hasQ {
+				qTable[qNames.take(vfield)] = &Field{Kind: Namespace}
+				query.Fields = append(query.Fields, &ast.FieldDefinition{Name: vfield, Type: ast.NonNullNamedType(vq.Name, nil), Description: "The core API group, version " + k.version + "."})
+			}
 			if len(vm.Fields) > 0 {
 				mTable[mNames.take(vfield)] = &Field{Kind: Namespace}
 				mutation.Fields = append(mutation.Fields, &ast.FieldDefinition{Name: vfield, Type: ast.NonNullNamedType(vm.Name, nil)})
@@ -582,7 +587,9 @@ func (b *builder) roots(resources []*Resource) {
 		}
 		gq, ok := groupQ[k.group]
 		gfield := Sanitize(strings.ReplaceAll(k.group, ".", "_"))
-		if !ok {
+		if !hasQ {
+			ok = true
+		} else if !ok {
 			gq = &ast.Definition{Kind: ast.Object, Name: b.typeNames.take(Pascal(k.group) + "Query"), Description: "API group " + k.group + "."}
 			groupQ[k.group] = gq
 			b.defs = append(b.defs, gq)
@@ -591,8 +598,10 @@ func (b *builder) roots(resources []*Resource) {
 			qTable[gfield] = &Field{Kind: Namespace}
 			query.Fields = append(query.Fields, &ast.FieldDefinition{Name: gfield, Type: ast.NonNullNamedType(gq.Name, nil), Description: "API group " + k.group + "."})
 		}
-		gq.Fields = append(gq.Fields, &ast.FieldDefinition{Name: vfield, Type: ast.NonNullNamedType(vq.Name, nil)})
-		b.model.Fields[gq.Name][vfield] = &Field{Kind: Namespace}
+		if hasQ {
+			gq.Fields = append(gq.Fields, &ast.FieldDefinition{Name: vfield, Type: ast.NonNullNamedType(vq.Name, nil)})
+			b.model.Fields[gq.Name][vfield] = &Field{Kind: Namespace}
+		}
 		if len(vm.Fields) > 0 {
 			gm, ok := groupM[k.group]
 			if !ok {
