@@ -32,6 +32,9 @@ type Caller struct {
 
 type callerKey struct{}
 
+// nsKey carries the namespace of the innermost enclosing object.
+type nsKey struct{}
+
 // WithCaller puts the caller into ctx.
 func WithCaller(ctx context.Context, c Caller) context.Context {
 	return context.WithValue(ctx, callerKey{}, c)
@@ -118,6 +121,13 @@ func appendPath(p ast.Path, el ast.PathElement) ast.Path {
 // object writes the selection of an object value.
 func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel ast.SelectionSet, value any, path ast.Path) {
 	def := r.e.Model.Schema.Types[typeName]
+	if m, ok := value.(map[string]any); ok {
+		if md, ok := m["metadata"].(map[string]any); ok {
+			if ns, ok := md["namespace"].(string); ok {
+				ctx = context.WithValue(ctx, nsKey{}, ns)
+			}
+		}
+	}
 	fields := graphql.CollectFields(r.oc, sel, []string{typeName})
 	w.WriteByte('{')
 	for i, f := range fields {
@@ -468,7 +478,8 @@ func (r *run) relation(ctx context.Context, rel *schema.RelationInfo, parent any
 		return nil, nil
 	}
 	md, _ := obj["metadata"].(map[string]any)
-	ns, _ := md["namespace"].(string)
+	// The namespace of the object the reference sits in (set by object).
+	ns, _ := ctx.Value(nsKey{}).(string)
 	if rel.Owners {
 		refs, _ := md["ownerReferences"].([]any)
 		out := []any{}
