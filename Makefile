@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk core platform bench
+MODULES := apis sdk core gateway platform bench
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen meshplane-platform meshplane-bench
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -25,6 +25,7 @@ all: build
 build:
 	@mkdir -p $(BIN)
 	cd core && $(GO) build -o $(BIN)/ ./cmd/meshplane ./cmd/kubectl-ws ./cmd/apigen
+	cd gateway && $(GO) build -o $(BIN)/ ./cmd/graphql-gateway
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
 	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench
 
