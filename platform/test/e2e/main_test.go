@@ -45,5 +45,12 @@ func run(m *testing.M) (int, error) {
 	if err := os.Symlink(core, filepath.Join(binDir, "meshplane")); err != nil {
 		return 0, err
 	}
+	gateway, err := framework.Binary("graphql-gateway", "gateway", "./cmd/graphql-gateway")
+	if err != nil {
+		return 0, err
+	}
+	if err := os.Symlink(gateway, filepath.Join(binDir, "graphql-gateway")); err != nil {
+		return 0, err
+	}
 	return m.Run(), nil
 }
