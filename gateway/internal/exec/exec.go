@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -103,8 +104,26 @@ type run struct {
 	errs   gqlerror.List
 }
 
-func (r *run) fail(path ast.Path, err error) {
-	ge := &gqlerror.Error{Message: err.Error(), Path: path}
+// pathNode is a response path built only when an error needs it.
+type pathNode struct {
+	parent *pathNode
+	name   string
+	index  int
+}
+
+func (p *pathNode) path() ast.Path {
+	if p == nil {
+		return nil
+	}
+	out := p.parent.path()
+	if p.name != "" {
+		return append(out, ast.PathName(p.name))
+	}
+	return append(out, ast.PathIndex(p.index))
+}
+
+func (r *run) fail(path *pathNode, err error) {
+	ge := &gqlerror.Error{Message: err.Error(), Path: path.path()}
 	var ke *kube.Error
 	if errors.As(err, &ke) {
 		ge.Extensions = map[string]any{"code": ke.Reason, "status": ke.Code}
@@ -112,14 +131,9 @@ func (r *run) fail(path ast.Path, err error) {
 	r.errs = append(r.errs, ge)
 }
 
-func appendPath(p ast.Path, el ast.PathElement) ast.Path {
-	out := make(ast.Path, len(p), len(p)+1)
-	copy(out, p)
-	return append(out, el)
-}
 
 // object writes the selection of an object value.
-func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel ast.SelectionSet, value any, path ast.Path) {
+func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel ast.SelectionSet, value any, path *pathNode) {
 	def := r.e.Model.Schema.Types[typeName]
 	if m, ok := value.(map[string]any); ok {
 		if md, ok := m["metadata"].(map[string]any); ok {
@@ -136,7 +150,7 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 		}
 		writeString(w, f.Alias)
 		w.WriteByte(':')
-		fpath := appendPath(path, ast.PathName(f.Alias))
+		fpath := &pathNode{parent: path, name: f.Alias}
 		if f.Name == "__typename" {
 			writeString(w, typeName)
 			continue
@@ -181,7 +195,7 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 }
 
 // value writes v as typ.
-func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast.SelectionSet, v any, path ast.Path) {
+func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast.SelectionSet, v any, path *pathNode) {
 	if v == nil {
 		w.WriteString("null")
 		return
@@ -197,7 +211,7 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			r.value(ctx, w, typ.Elem, sel, item, appendPath(path, ast.PathIndex(i)))
+			r.value(ctx, w, typ.Elem, sel, item, &pathNode{parent: path, index: i})
 		}
 		w.WriteByte(']')
 		return
@@ -228,10 +242,62 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 			}
 		case "Int":
 			if f, ok := v.(float64); ok {
-				fmt.Fprintf(w, "%d", int64(f))
+				w.WriteString(strconv.FormatInt(int64(f), 10))
 				return
 			}
 		}
+		writeJSON(w, v)
+	}
+}
+
+// writeJSON writes a decoded JSON value without reflection for the types
+// encoding/json decodes into.
+func writeJSON(w *bytes.Buffer, v any) {
+	switch x := v.(type) {
+	case nil:
+		w.WriteString("null")
+	case string:
+		writeString(w, x)
+	case bool:
+		if x {
+			w.WriteString("true")
+		} else {
+			w.WriteString("false")
+		}
+	case float64:
+		if x == float64(int64(x)) && x < 1e15 && x > -1e15 {
+			w.WriteString(strconv.FormatInt(int64(x), 10))
+		} else {
+			w.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+		}
+	case int64:
+		w.WriteString(strconv.FormatInt(x, 10))
+	case []any:
+		w.WriteByte('[')
+		for i, it := range x {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			writeJSON(w, it)
+		}
+		w.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		w.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			writeString(w, k)
+			w.WriteByte(':')
+			writeJSON(w, x[k])
+		}
+		w.WriteByte('}')
+	default:
 		b, err := json.Marshal(v)
 		if err != nil {
 			w.WriteString("null")
@@ -241,7 +307,22 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 	}
 }
 
+// writeString writes s as a JSON string (HTML-safe like encoding/json).
 func writeString(w *bytes.Buffer, s string) {
+	simple := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		w.WriteByte('"')
+		w.WriteString(s)
+		w.WriteByte('"')
+		return
+	}
 	b, _ := json.Marshal(s)
 	w.Write(b)
 }

@@ -66,7 +66,7 @@ func (r *run) subscribe(ctx context.Context) graphql.ResponseHandler {
 			buf.WriteByte('{')
 			writeString(&buf, f.Alias)
 			buf.WriteByte(':')
-			run.value(ctx, &buf, def.Type, f.Selections, map[string]any{"type": ev.Type, "object": ev.Object}, ast.Path{ast.PathName(f.Alias)})
+			run.value(ctx, &buf, def.Type, f.Selections, map[string]any{"type": ev.Type, "object": ev.Object}, &pathNode{name: f.Alias})
 			buf.WriteByte('}')
 			return &graphql.Response{Data: buf.Bytes(), Errors: run.errs}
 		}
