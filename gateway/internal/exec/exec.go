@@ -131,7 +131,6 @@ func (r *run) fail(path *pathNode, err error) {
 	r.errs = append(r.errs, ge)
 }
 
-
 // object writes the selection of an object value.
 func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel ast.SelectionSet, value any, path *pathNode) {
 	def := r.e.Model.Schema.Types[typeName]
