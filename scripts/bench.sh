@@ -79,7 +79,7 @@ if [[ ${GW_BENCH:-1} != 0 ]]; then
 		echo "## graphql-gateway $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo
 		echo '```'
-		GW_BENCH_OUT="$DIR/gateway.md" MESHPLANE_BIN="$ROOT/bin/meshplane" APIGEN_BIN="$ROOT/bin/apigen" \
+		GW_BENCH_RUN=1 GW_BENCH_OUT="$DIR/gateway.md" MESHPLANE_BIN="$ROOT/bin/meshplane" APIGEN_BIN="$ROOT/bin/apigen" \
 			go test -count=1 -run 'Test' -bench 'List100' -benchtime "${GW_BENCH_TIME:-300x}" ./gateway/test/bench/ 2>&1 |
 			grep -E '^(Benchmark|ok|FAIL|---)' || true
 		echo '```'

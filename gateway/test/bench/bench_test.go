@@ -9,7 +9,7 @@
 //     default, GW_BENCH_WORKSPACES) that share one API set.
 //
 // Run with `make bench` or
-// go test -run 'Test' -bench . -benchtime 200x ./gateway/test/bench/ -v
+// GW_BENCH_RUN=1 go test -run 'Test' -bench . -benchtime 200x ./gateway/test/bench/ -v
 package bench
 
 import (
@@ -52,6 +52,9 @@ var (
 
 func setup(t testing.TB) *env {
 	t.Helper()
+	if _, isTest := t.(*testing.T); isTest && os.Getenv("GW_BENCH_RUN") == "" {
+		t.Skip("a benchmark: run by `make bench` (set GW_BENCH_RUN=1 to run it with go test)")
+	}
 	s := framework.SharedServer(t)
 	once.Do(func() {
 		kc, err := kube.New(s.RESTConfig(t, ""))
