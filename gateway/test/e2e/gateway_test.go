@@ -140,6 +140,8 @@ func TestBoundAPI(t *testing.T) {
 	} } }`, nil)
 	framework.RequireEqual(t, fmt.Sprint(at(d, "gql_example_dev", "v1alpha1", "Widgets", "items")), "[map[metadata:map[name:w1] spec:map[size:Small]]]", "the list of widgets")
 	framework.RequireEqual(t, fmt.Sprint(at(d, "gql_example_dev", "v1alpha1", "Widget", "spec", "configMap")), "map[data:map[color:blue]]", "the configMapRef relation")
+	d = c.must(t, docBlock(t, "graphql-widgets"), nil)
+	framework.RequireContains(t, fmt.Sprint(d), "configMap:map[data:map[color:blue]]", "the docs' widget example")
 
 	d = c.must(t, `mutation { gql_example_dev { v1alpha1 {
 		updateWidget(name: "w1", namespace: "default", object: {spec: {size: Large}}) { spec { size replicas } }

@@ -16,7 +16,6 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-const cmSubscription = `subscription { v1_configmaps(namespace: "default") { type object { metadata { name resourceVersion } data } } }`
 
 // TestSubscriptionWebsocket subscribes over graphql-transport-ws and sees
 // a configmap created with kubectl.
@@ -46,7 +45,7 @@ func TestSubscriptionWebsocket(t *testing.T) {
 	}
 	must(wsjson.Read(ctx, conn, &msg))
 	framework.RequireEqual(t, msg.Type, "connection_ack", "the answer to connection_init ("+string(msg.Payload)+")")
-	must(wsjson.Write(ctx, conn, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": cmSubscription}}))
+	must(wsjson.Write(ctx, conn, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": docBlock(t, "graphql-subscription")}}))
 
 	// The watch starts when the subscription is accepted; create until an
 	// event arrives so that a create racing the subscription does not hang.
@@ -77,7 +76,7 @@ func TestSubscriptionSSE(t *testing.T) {
 	c := newClient(t, ws.Path, s.UserToken(t, "alice"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	body, _ := json.Marshal(map[string]any{"query": cmSubscription})
+	body, _ := json.Marshal(map[string]any{"query": docBlock(t, "graphql-subscription")})
 	req, _ := http.NewRequestWithContext(ctx, "POST", c.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
