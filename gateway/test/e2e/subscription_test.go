@@ -16,7 +16,6 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-
 // TestSubscriptionWebsocket subscribes over graphql-transport-ws and sees
 // a configmap created with kubectl.
 func TestSubscriptionWebsocket(t *testing.T) {
