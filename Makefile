@@ -17,7 +17,7 @@ BIN_ENV := $(foreach b,$(BINARIES),$(shell echo $(b) | tr a-z- A-Z_)_BIN=$(BIN)/
 # ./sdk/... ./core/... ./bench/...: one go command for all modules (go.work).
 PKGS := $(MODULES:%=./%/...)
 
-.PHONY: all build run test vet fmt-check unit bench clean generate verify-generate
+.PHONY: all build run test test-deps vet fmt-check unit bench clean generate verify-generate
 
 all: build
 
@@ -41,8 +41,13 @@ vet:
 
 ## test: vet, then every module's tests against the binaries built once
 ## (each found through its <NAME>_BIN variable, see sdk/testing/framework)
-test: build vet
+test: build vet test-deps
 	$(BIN_ENV) $(GO) test $(GOTEST_FLAGS) $(PKGS)
+
+## test-deps: what tests need beyond Go: Debian's chromium for the GraphiQL
+## browser test (idempotent; skipped when /usr/bin/chromium exists)
+test-deps:
+	./scripts/install-chromium.sh
 
 ## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
 generate:
