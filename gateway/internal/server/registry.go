@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -26,6 +27,7 @@ type built struct {
 
 type wsState struct {
 	hash     string
+	cluster  string // the logical cluster, for change events
 	lastUsed time.Time
 }
 
@@ -86,10 +88,58 @@ func (r *Registry) load(ctx context.Context, ws string) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
+	cluster := r.clusterOf(ctx, ws)
 	r.mu.Lock()
-	r.ws[ws] = &wsState{hash: set.Hash, lastUsed: time.Now()}
+	r.ws[ws] = &wsState{hash: set.Hash, cluster: cluster, lastUsed: time.Now()}
 	r.mu.Unlock()
 	return b, nil
+}
+
+// clusterOf reads the logical cluster name of a workspace path from its
+// LogicalCluster object ("" when it cannot be read).
+func (r *Registry) clusterOf(ctx context.Context, ws string) string {
+	b, err := r.kube.Do(ctx, "", kube.Request{Method: "GET", Path: kube.ClusterPath(ws) + "/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"})
+	if err != nil {
+		return ""
+	}
+	var lc struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(b, &lc) != nil {
+		return ""
+	}
+	return lc.Metadata.Annotations["kcp.io/cluster"]
+}
+
+// Changed tells the registry that the APIs of a logical cluster may have
+// changed (an APIBinding or a CRD event). Its workspaces are re-checked at
+// once and a few times in the next seconds, as serving follows the event.
+func (r *Registry) Changed(ctx context.Context, cluster string) {
+	r.mu.Lock()
+	var names []string
+	for name, st := range r.ws {
+		if st.cluster == cluster || name == cluster {
+			names = append(names, name)
+		}
+	}
+	r.mu.Unlock()
+	if len(names) == 0 {
+		return
+	}
+	go func() {
+		for _, d := range []time.Duration{0, 300 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second} {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(d):
+			}
+			for _, name := range names {
+				r.check(ctx, name)
+			}
+		}
+	}()
 }
 
 func (r *Registry) forSet(ctx context.Context, ws string, set *kube.APISet) (*built, error) {
@@ -161,38 +211,44 @@ func (r *Registry) refreshAll(ctx context.Context) {
 		go func(name string) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			defer cancel()
-			set, err := r.kube.FetchAPISet(cctx, name)
-			if err != nil {
-				if kube.IsNotFound(err) {
-					r.mu.Lock()
-					delete(r.ws, name)
-					r.mu.Unlock()
-				}
-				return
-			}
-			r.mu.Lock()
-			st := r.ws[name]
-			same := st != nil && st.hash == set.Hash
-			r.mu.Unlock()
-			if same || st == nil {
-				return
-			}
-			if _, err := r.forSet(cctx, name, set); err != nil {
-				klog.ErrorS(err, "regenerating a schema", "workspace", name)
-				return
-			}
-			r.mu.Lock()
-			if st := r.ws[name]; st != nil {
-				klog.InfoS("the API set changed", "workspace", name, "from", st.hash, "to", set.Hash)
-				st.hash = set.Hash
-			}
-			r.mu.Unlock()
+			r.check(ctx, name)
 		}(name)
 	}
 	wg.Wait()
 	r.gc()
+}
+
+// check re-reads the API set of one workspace and swaps its schema when
+// the set changed.
+func (r *Registry) check(ctx context.Context, name string) {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	set, err := r.kube.FetchAPISet(cctx, name)
+	if err != nil {
+		if kube.IsNotFound(err) {
+			r.mu.Lock()
+			delete(r.ws, name)
+			r.mu.Unlock()
+		}
+		return
+	}
+	r.mu.Lock()
+	st := r.ws[name]
+	same := st != nil && st.hash == set.Hash
+	r.mu.Unlock()
+	if same || st == nil {
+		return
+	}
+	if _, err := r.forSet(cctx, name, set); err != nil {
+		klog.ErrorS(err, "regenerating a schema", "workspace", name)
+		return
+	}
+	r.mu.Lock()
+	if st := r.ws[name]; st != nil && st.hash != set.Hash {
+		klog.InfoS("the API set changed", "workspace", name, "from", st.hash, "to", set.Hash)
+		st.hash = set.Hash
+	}
+	r.mu.Unlock()
 }
 
 // gc drops schemas that no workspace uses.

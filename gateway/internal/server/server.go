@@ -72,8 +72,13 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Run refreshes schemas until ctx ends.
-func (s *Server) Run(ctx context.Context) { s.Registry.Run(ctx) }
+// Run keeps schemas fresh until ctx ends: watches of APIBindings and CRDs
+// trigger re-checks of the workspaces they concern, and every workspace
+// in use is re-checked each refresh interval as well.
+func (s *Server) Run(ctx context.Context) {
+	s.watchChanges(ctx)
+	s.Registry.Run(ctx)
+}
 
 // gqlServer is the gqlgen server of one schema.
 func (s *Server) gqlServer(exe *exec.Executable) *handler.Server {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -62,12 +63,13 @@ func (h *Hub) Stats() (subscriptions, watches int) {
 var ErrTooMany = errors.New("too many subscriptions are open on this gateway; try again later")
 
 type stream struct {
-	key    Key
-	token  string
-	cancel context.CancelFunc
-	subs   map[chan Event]bool
-	rv     string
-	shared bool
+	key     Key
+	token   string
+	cancel  context.CancelFunc
+	subs    map[chan Event]bool
+	rv      string
+	shared  bool
+	timeout time.Duration
 }
 
 // Subscribe opens a subscription to collection path (see
@@ -75,6 +77,14 @@ type stream struct {
 // watch is shared; with one, a watch of its own resumes after it. The
 // returned stop ends the subscription.
 func (h *Hub) Subscribe(ctx context.Context, token, path, labelSel, fieldSel, resourceVersion string) (<-chan Event, func(), error) {
+	return h.SubscribeWithTimeout(ctx, token, path, labelSel, fieldSel, resourceVersion, 0)
+}
+
+// SubscribeWithTimeout is Subscribe with each watch request against the
+// core bounded to timeout (the core's default when 0); the stream
+// re-watches from the last resourceVersion, so subscribers see no gap.
+// Short requests let the core shut down without waiting for the stream.
+func (h *Hub) SubscribeWithTimeout(ctx context.Context, token, path, labelSel, fieldSel, resourceVersion string, timeout time.Duration) (<-chan Event, func(), error) {
 	sum := sha256.Sum256([]byte(token))
 	key := Key{Path: path, LabelSelector: labelSel, FieldSelector: fieldSel, tokenHash: hex.EncodeToString(sum[:8])}
 	ch := make(chan Event, 256)
@@ -107,7 +117,7 @@ func (h *Hub) Subscribe(ctx context.Context, token, path, labelSel, fieldSel, re
 		}
 	}
 	sctx, cancel := context.WithCancel(context.Background())
-	s = &stream{key: key, token: token, cancel: cancel, subs: map[chan Event]bool{ch: true}, rv: rv, shared: resourceVersion == ""}
+	s = &stream{key: key, token: token, cancel: cancel, subs: map[chan Event]bool{ch: true}, rv: rv, shared: resourceVersion == "", timeout: timeout}
 	h.mu.Lock()
 	if s.shared {
 		if other, ok := h.shared[key]; ok {
@@ -231,6 +241,9 @@ func (h *Hub) fail(s *stream, err error) {
 
 func (h *Hub) watchOnce(ctx context.Context, s *stream) error {
 	q := url.Values{"watch": {"1"}, "allowWatchBookmarks": {"true"}, "resourceVersion": {s.rv}}
+	if s.timeout > 0 {
+		q.Set("timeoutSeconds", strconv.Itoa(int(s.timeout.Seconds())))
+	}
 	if s.key.LabelSelector != "" {
 		q.Set("labelSelector", s.key.LabelSelector)
 	}

@@ -85,7 +85,7 @@ func startGateway(s *framework.Server) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bin, "--kubeconfig", s.Kubeconfig, "--listen", addr, "--schema-refresh-interval", "1s")
+	cmd := exec.Command(bin, "--kubeconfig", s.Kubeconfig, "--listen", addr, "--schema-refresh-interval", "5m")
 	cmd.Stdout, cmd.Stderr = lf, lf
 	p, err := process.StartProcess(cmd)
 	if err != nil {
