@@ -707,7 +707,7 @@ func (b *builder) resourceFields(r *Resource, vq *ast.Definition, vqt map[string
 	if r.Can("list") {
 		f := vqn.take(pluralKind(kind, r.Resource))
 		vq.Fields = append(vq.Fields, &ast.FieldDefinition{
-			Name: f, Type: ast.NonNullNamedType(b.listType(r), nil),
+			Name: f, Type: ast.NamedType(b.listType(r), nil),
 			Description: fmt.Sprintf("List %s (%s).", r.Resource, r.GroupVersion()),
 			Arguments:   b.args(r, "labelselector", "fieldselector", "limit", "continue", "sortBy"),
 		})
