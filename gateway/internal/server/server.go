@@ -159,6 +159,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/healthz", "/readyz", "/livez":
 		_, _ = io.WriteString(w, "ok")
 		return
+	case "/debug/stats":
+		// Counts only: how many workspaces, schemas, subscriptions and
+		// watches against the core the gateway holds.
+		wss, schemas := s.Registry.Stats()
+		subs, watches := s.Hub.Stats()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]int{"workspaces": wss, "schemas": schemas, "subscriptions": subs, "watches": watches})
+		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/api/clusters/")
 	ws, ok2 := strings.CutSuffix(rest, "/graphql")

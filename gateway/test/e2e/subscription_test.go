@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -128,4 +129,98 @@ func waitEvent(t *testing.T, s *framework.Server, ws, prefix string, got <-chan 
 		}
 	}
 	t.Fatal("no ADDED event for a configmap created with kubectl arrived")
+}
+
+// sseSubscribe opens a subscription over server-sent events and returns
+// its data lines.
+func sseSubscribe(t *testing.T, ctx context.Context, c client, query string) <-chan string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req, _ := http.NewRequestWithContext(ctx, "POST", c.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	framework.RequireEqual(t, resp.StatusCode, 200, "SSE status")
+	got := make(chan string, 64)
+	go func() {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				got <- d
+			}
+		}
+		close(got)
+	}()
+	return got
+}
+
+type stats struct{ Workspaces, Schemas, Subscriptions, Watches int }
+
+func gatewayStats(t *testing.T) stats {
+	t.Helper()
+	resp, err := http.Get(gatewayURL(t) + "/debug/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var s stats
+	_ = json.NewDecoder(resp.Body).Decode(&s)
+	return s
+}
+
+// TestSubscriptionsShareWatches: five subscribers of one user to the same
+// resource share one watch against the core, and all get the event; a
+// different selector gets a watch of its own. (Not parallel: it reads the
+// gateway's counters.)
+func TestSubscriptionsShareWatches(t *testing.T) {
+	s := framework.SharedServer(t)
+	ws := userWorkspace(t, s, "gql-share", "alice")
+	c := newClient(t, ws.Path, s.UserToken(t, "alice"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// The gateway's own two watches (APIBindings and CRDs) settle first.
+	var before stats
+	framework.Eventually(t, 10*time.Second, 100*time.Millisecond, "the gateway's change watches", func() (bool, string) {
+		before = gatewayStats(t)
+		return before.Watches >= 2 && before.Watches == before.Subscriptions, fmt.Sprintf("%+v", before)
+	})
+	var streams []<-chan string
+	for i := 0; i < 5; i++ {
+		streams = append(streams, sseSubscribe(t, ctx, c, `subscription { v1_configmaps(namespace: "default") { type object { metadata { name } } } }`))
+	}
+	other := sseSubscribe(t, ctx, c, `subscription { v1_configmaps(namespace: "default", labelselector: "app=x") { type object { metadata { name } } } }`)
+	var during stats
+	framework.Eventually(t, 10*time.Second, 100*time.Millisecond, "6 subscriptions to be open", func() (bool, string) {
+		during = gatewayStats(t)
+		return during.Subscriptions-before.Subscriptions == 6 && during.Watches-before.Watches >= 2, fmt.Sprintf("%+v, before %+v", during, before)
+	})
+	time.Sleep(300 * time.Millisecond)
+	during = gatewayStats(t)
+	framework.RequireEqual(t, during.Watches-before.Watches, 2, fmt.Sprintf("new watches against the core for 5 identical subscriptions and one with another selector (%+v, before %+v)", during, before))
+
+	s.KubectlFor(ws.Path).Run(t, "create", "configmap", "shared-event", "-n", "default")
+	for i, st := range streams {
+		select {
+		case ev := <-st:
+			framework.RequireContains(t, ev, "shared-event", fmt.Sprintf("subscriber %d's event", i))
+		case <-time.After(20 * time.Second):
+			t.Fatalf("subscriber %d got no event", i)
+		}
+	}
+	select {
+	case ev := <-other:
+		t.Fatalf("the subscriber with labelselector app=x got an event for an unlabelled configmap: %s", ev)
+	case <-time.After(500 * time.Millisecond):
+	}
+	cancel()
+	framework.Eventually(t, 10*time.Second, 100*time.Millisecond, "the watches to close with their subscribers", func() (bool, string) {
+		now := gatewayStats(t)
+		return now.Watches == before.Watches && now.Subscriptions == before.Subscriptions, fmt.Sprintf("%+v, before %+v", now, before)
+	})
 }
