@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -54,6 +55,25 @@ type Executable struct {
 	Hash  string
 	Kube  *kube.Client
 	Hub   *watch.Hub
+
+	typesOnce sync.Once
+	byType    map[string]*schema.Resource
+}
+
+// rawObject is a JSON object decoded one level deep.
+type rawObject map[string]json.RawMessage
+
+// resourceOfType is the resource whose objects have GraphQL type name.
+func (e *Executable) resourceOfType(name string) *schema.Resource {
+	e.typesOnce.Do(func() {
+		e.byType = map[string]*schema.Resource{}
+		for _, r := range e.Model.Resources {
+			if _, ok := e.byType[r.TypeName]; !ok {
+				e.byType[r.TypeName] = r
+			}
+		}
+	})
+	return e.byType[name]
 }
 
 var _ graphql.ExecutableSchema = (*Executable)(nil)
@@ -134,7 +154,26 @@ func (r *run) fail(path *pathNode, err error) {
 // object writes the selection of an object value.
 func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel ast.SelectionSet, value any, path *pathNode) {
 	def := r.e.Model.Schema.Types[typeName]
-	if m, ok := value.(map[string]any); ok {
+	switch m := value.(type) {
+	case json.RawMessage:
+		// Objects of lists stay raw JSON until a selection needs them:
+		// one level is decoded here, unselected fields never are.
+		var ro rawObject
+		if err := json.Unmarshal(m, &ro); err != nil {
+			w.WriteString("null")
+			return
+		}
+		if _, ok := ro["kind"]; !ok {
+			if res := r.e.resourceOfType(typeName); res != nil {
+				ro["kind"], _ = json.Marshal(res.Kind)
+				ro["apiVersion"], _ = json.Marshal(res.GroupVersion())
+			}
+		}
+		value = ro
+		if md, ok := ro["metadata"]; ok {
+			ctx = context.WithValue(ctx, nsKey{}, md)
+		}
+	case map[string]any:
 		if md, ok := m["metadata"].(map[string]any); ok {
 			if ns, ok := md["namespace"].(string); ok {
 				ctx = context.WithValue(ctx, nsKey{}, ns)
@@ -199,6 +238,38 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 		w.WriteString("null")
 		return
 	}
+	if raw, ok := v.(json.RawMessage); ok {
+		if len(raw) == 0 || string(raw) == "null" {
+			w.WriteString("null")
+			return
+		}
+		if typ.Elem != nil {
+			var items []json.RawMessage
+			if json.Unmarshal(raw, &items) != nil {
+				w.WriteString("null")
+				return
+			}
+			list := make([]any, len(items))
+			for i, it := range items {
+				list[i] = it
+			}
+			v = list
+		} else if def := r.e.Model.Schema.Types[typ.NamedType]; def != nil && def.Kind != ast.Object {
+			switch {
+			case def.Name == "String" && raw[0] != '"':
+				writeString(w, string(raw))
+			case def.Name == "Int" && bytes.ContainsAny(raw, ".eE"):
+				f, _ := strconv.ParseFloat(string(raw), 64)
+				w.WriteString(strconv.FormatInt(int64(f), 10))
+			default:
+				w.Write(raw)
+			}
+			return
+		} else if raw[0] != '{' {
+			w.WriteString("null")
+			return
+		}
+	}
 	if typ.Elem != nil {
 		list, ok := v.([]any)
 		if !ok {
@@ -223,11 +294,11 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 	switch def.Kind {
 	case ast.Object:
 		if !strings.HasPrefix(def.Name, "__") {
-			if _, ok := v.(map[string]any); !ok {
-				if _, ok := v.(struct{}); !ok {
-					w.WriteString("null")
-					return
-				}
+			switch v.(type) {
+			case map[string]any, struct{}, json.RawMessage, rawObject:
+			default:
+				w.WriteString("null")
+				return
 			}
 		}
 		r.object(ctx, w, def.Name, sel, v, path)
@@ -342,11 +413,15 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 	case schema.Namespace:
 		return struct{}{}, nil
 	case schema.Property:
-		m, ok := parent.(map[string]any)
-		if !ok {
-			return nil, nil
+		switch m := parent.(type) {
+		case map[string]any:
+			return m[info.JSON], nil
+		case rawObject:
+			if v, ok := m[info.JSON]; ok && len(v) > 0 && string(v) != "null" {
+				return v, nil
+			}
 		}
-		return m[info.JSON], nil
+		return nil, nil
 	case schema.Relation:
 		return r.relation(ctx, info.Relation, parent)
 	}
@@ -382,10 +457,25 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 				ResourceVersion    string `json:"resourceVersion"`
 				RemainingItemCount *int64 `json:"remainingItemCount"`
 			} `json:"metadata"`
-			Items []any `json:"items"`
+			Items    []any             `json:"-"`
+			RawItems []json.RawMessage `json:"items"`
 		}
 		if err := json.Unmarshal(b, &list); err != nil {
 			return nil, fmt.Errorf("decoding the list of %s: %w", res.Resource, err)
+		}
+		sortBy := str(args, "sortBy")
+		list.Items = make([]any, len(list.RawItems))
+		for i, raw := range list.RawItems {
+			if sortBy == "" {
+				// Decoded only as far as the selection reaches.
+				list.Items[i] = raw
+				continue
+			}
+			var it any
+			if err := json.Unmarshal(raw, &it); err != nil {
+				return nil, fmt.Errorf("decoding the list of %s: %w", res.Resource, err)
+			}
+			list.Items[i] = it
 		}
 		for _, it := range list.Items {
 			if m, ok := it.(map[string]any); ok {
@@ -553,13 +643,29 @@ func (r *run) input(typ *ast.Type, v any) any {
 
 // relation follows ownerReferences or a *Ref one level.
 func (r *run) relation(ctx context.Context, rel *schema.RelationInfo, parent any) (any, error) {
+	if ro, ok := parent.(rawObject); ok {
+		b, _ := json.Marshal(ro)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		parent = m
+	}
 	obj, ok := parent.(map[string]any)
 	if !ok {
 		return nil, nil
 	}
 	md, _ := obj["metadata"].(map[string]any)
 	// The namespace of the object the reference sits in (set by object).
-	ns, _ := ctx.Value(nsKey{}).(string)
+	var ns string
+	switch v := ctx.Value(nsKey{}).(type) {
+	case string:
+		ns = v
+	case json.RawMessage:
+		var m struct {
+			Namespace string `json:"namespace"`
+		}
+		_ = json.Unmarshal(v, &m)
+		ns = m.Namespace
+	}
 	if rel.Owners {
 		refs, _ := md["ownerReferences"].([]any)
 		out := []any{}

@@ -36,8 +36,8 @@ func TestConfigMapsCRUD(t *testing.T) {
 	framework.RequireContains(t, at(d, "v1", "ConfigMapYaml").(string), "name: one", "get as YAML")
 
 	k.Run(t, "create", "configmap", "two", "-n", "default", "--from-literal=a=b")
-	d = c.must(t, `{ v1 { ConfigMaps(namespace: "default", labelselector: "app=gql") { items { metadata { name } } continue } } }`, nil)
-	framework.RequireEqual(t, fmt.Sprint(at(d, "v1", "ConfigMaps", "items")), "[map[metadata:map[name:one]]]", "list with a label selector")
+	d = c.must(t, `{ v1 { ConfigMaps(namespace: "default", labelselector: "app=gql") { items { kind apiVersion metadata { name generation } } continue } } }`, nil)
+	framework.RequireEqual(t, fmt.Sprint(at(d, "v1", "ConfigMaps", "items")), "[map[apiVersion:v1 kind:ConfigMap metadata:map[generation:<nil> name:one]]]", "list with a label selector")
 	d = c.must(t, `{ v1 { ConfigMaps(namespace: "default", limit: 1, sortBy: "metadata.name") { items { metadata { name } } continue } } }`, nil)
 	cont, _ := at(d, "v1", "ConfigMaps", "continue").(string)
 	if cont == "" {
