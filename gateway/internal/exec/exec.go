@@ -158,8 +158,8 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 	case json.RawMessage:
 		// Objects of lists stay raw JSON until a selection needs them:
 		// one level is decoded here, unselected fields never are.
-		var ro rawObject
-		if err := json.Unmarshal(m, &ro); err != nil {
+		ro, ok := splitObject(m)
+		if !ok {
 			w.WriteString("null")
 			return
 		}
@@ -244,8 +244,8 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 			return
 		}
 		if typ.Elem != nil {
-			var items []json.RawMessage
-			if json.Unmarshal(raw, &items) != nil {
+			items, ok := splitArray(raw)
+			if !ok {
 				w.WriteString("null")
 				return
 			}
@@ -460,8 +460,19 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 			Items    []any             `json:"-"`
 			RawItems []json.RawMessage `json:"items"`
 		}
-		if err := json.Unmarshal(b, &list); err != nil {
-			return nil, fmt.Errorf("decoding the list of %s: %w", res.Resource, err)
+		top, ok := splitObject(b)
+		if !ok {
+			return nil, fmt.Errorf("decoding the list of %s: not a JSON object", res.Resource)
+		}
+		if md := top["metadata"]; md != nil {
+			if err := json.Unmarshal(md, &list.Metadata); err != nil {
+				return nil, fmt.Errorf("decoding the list of %s: %w", res.Resource, err)
+			}
+		}
+		if items := top["items"]; items != nil && string(items) != "null" {
+			if list.RawItems, ok = splitArray(items); !ok {
+				return nil, fmt.Errorf("decoding the items of %s: not a JSON array", res.Resource)
+			}
 		}
 		sortBy := str(args, "sortBy")
 		list.Items = make([]any, len(list.RawItems))

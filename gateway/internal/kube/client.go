@@ -94,7 +94,14 @@ func (c *Client) Do(ctx context.Context, token string, r Request) ([]byte, error
 		return nil, err
 	}
 	defer resp.Body.Close()
-	return io.ReadAll(resp.Body)
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 && resp.ContentLength < 64<<20 {
+		buf.Grow(int(resp.ContentLength))
+	} else {
+		buf.Grow(32 << 10)
+	}
+	_, err = buf.ReadFrom(resp.Body)
+	return buf.Bytes(), err
 }
 
 // Open runs r and returns the open 2xx response (for streams), or an *Error.
