@@ -224,3 +224,37 @@ func TestSubscriptionsShareWatches(t *testing.T) {
 		return now.Watches == before.Watches && now.Subscriptions == before.Subscriptions, fmt.Sprintf("%+v, before %+v", now, before)
 	})
 }
+
+// TestSubscriptionResume: a subscription with resourceVersion replays what
+// happened after it (a client resuming after a disconnect).
+func TestSubscriptionResume(t *testing.T) {
+	t.Parallel()
+	s := framework.SharedServer(t)
+	ws := userWorkspace(t, s, "gql-resume", "alice")
+	c := newClient(t, ws.Path, s.UserToken(t, "alice"))
+	d := c.must(t, `mutation { v1 { createConfigMap(namespace: "default", object: {metadata: {name: "before"}}) { metadata { resourceVersion } } } }`, nil)
+	rv, _ := at(d, "v1", "createConfigMap", "metadata", "resourceVersion").(string)
+	if rv == "" {
+		t.Fatalf("no resourceVersion in %v", d)
+	}
+	c.must(t, `mutation { v1 { createConfigMap(namespace: "default", object: {metadata: {name: "missed"}}) { metadata { name } } } }`, nil)
+	c.must(t, `mutation { v1 { updateConfigMap(name: "before", namespace: "default", object: {data: {k: "v"}}) { metadata { name } } } }`, nil)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := sseSubscribe(t, ctx, c, fmt.Sprintf(`subscription { v1_configmaps(namespace: "default", resourceVersion: %q) { type object { metadata { name } } } }`, rv))
+	var events []string
+	for len(events) < 2 {
+		select {
+		case ev, ok := <-got:
+			if !ok {
+				t.Fatalf("the stream ended after %v", events)
+			}
+			events = append(events, ev)
+		case <-ctx.Done():
+			t.Fatalf("only %d events after resourceVersion %s: %v", len(events), rv, events)
+		}
+	}
+	framework.RequireContains(t, events[0], `{"type":"ADDED","object":{"metadata":{"name":"missed"}}}`, "the first replayed event")
+	framework.RequireContains(t, events[1], `{"type":"MODIFIED","object":{"metadata":{"name":"before"}}}`, "the second replayed event")
+}
