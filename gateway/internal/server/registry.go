@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"sort"
 	"sync"
 	"time"
 
@@ -26,10 +26,17 @@ type built struct {
 }
 
 type wsState struct {
-	hash     string
-	cluster  string // the logical cluster, for change events
-	lastUsed time.Time
+	hash        string
+	cluster     string // the logical cluster, for change events
+	lastUsed    time.Time
+	lastChecked time.Time
 }
+
+// maxChecksPerTick bounds the fallback re-checks of one refresh tick, so
+// that many workspaces in use do not mean a flood of OpenAPI reads: with
+// the default 10s interval at most 20 per second. The least recently
+// checked go first; events from the change watches are not bounded.
+const maxChecksPerTick = 200
 
 // Registry maps workspaces to schemas: one schema per distinct API set.
 type Registry struct {
@@ -90,7 +97,7 @@ func (r *Registry) load(ctx context.Context, ws string) (*built, error) {
 	}
 	cluster := r.clusterOf(ctx, ws)
 	r.mu.Lock()
-	r.ws[ws] = &wsState{hash: set.Hash, cluster: cluster, lastUsed: time.Now()}
+	r.ws[ws] = &wsState{hash: set.Hash, cluster: cluster, lastUsed: time.Now(), lastChecked: time.Now()}
 	r.mu.Unlock()
 	return b, nil
 }
@@ -202,6 +209,10 @@ func (r *Registry) refreshAll(ctx context.Context) {
 		}
 		names = append(names, name)
 	}
+	if len(names) > maxChecksPerTick {
+		sort.Slice(names, func(i, j int) bool { return r.ws[names[i]].lastChecked.Before(r.ws[names[j]].lastChecked) })
+		names = names[:maxChecksPerTick]
+	}
 	r.mu.Unlock()
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
@@ -235,6 +246,9 @@ func (r *Registry) check(ctx context.Context, name string) {
 	r.mu.Lock()
 	st := r.ws[name]
 	same := st != nil && st.hash == set.Hash
+	if st != nil {
+		st.lastChecked = time.Now()
+	}
 	r.mu.Unlock()
 	if same || st == nil {
 		return
@@ -265,6 +279,3 @@ func (r *Registry) gc() {
 		}
 	}
 }
-
-// errNotFound marks a workspace the core does not know.
-var errNotFound = errors.New("not found")
