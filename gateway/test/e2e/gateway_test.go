@@ -170,6 +170,11 @@ func TestAuthentication(t *testing.T) {
 		t.Fatalf("bob read alice's workspace: %s", r)
 	}
 	framework.RequireContains(t, strings.ToLower(r.Raw), "forbidden", "bob's answer")
+	// The core denies bob the workspace itself, so he does not even get
+	// its schema.
+	framework.RequireEqual(t, r.Status, http.StatusForbidden, "status of bob's request ("+r.String()+")")
+	r = newClient(t, ws.Path, s.UserToken(t, "bob")).do(t, `{ __schema { queryType { name } } }`, nil)
+	framework.RequireEqual(t, r.Status, http.StatusForbidden, "status of bob's introspection ("+r.String()+")")
 
 	r = newClient(t, ws.Path, s.UserToken(t, "alice")).do(t, `{ v1 { ConfigMaps(namespace: "default") { items { metadata { name } } } } }`, nil)
 	framework.RequireContains(t, r.Raw, "secret-ish", "alice's own list")
