@@ -49,7 +49,13 @@ func (r *run) subscribe(ctx context.Context) graphql.ResponseHandler {
 		<-ctx.Done()
 		stop()
 	}()
+	failed := false
 	return func(ctx context.Context) *graphql.Response {
+		if failed {
+			// The watch ended with an error, reported in the last response.
+			stop()
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			stop()
@@ -59,6 +65,7 @@ func (r *run) subscribe(ctx context.Context) graphql.ResponseHandler {
 				return nil
 			}
 			if ev.Err != nil {
+				failed = true
 				return &graphql.Response{Errors: gqlerror.List{{Message: ev.Err.Error(), Path: ast.Path{ast.PathName(f.Alias)}}}}
 			}
 			run := &run{e: r.e, oc: r.oc, caller: r.caller}
