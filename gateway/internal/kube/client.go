@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/rest"
 )
@@ -47,6 +48,10 @@ func New(cfg *rest.Config) (*Client, error) {
 	}
 	return &Client{Base: base, user: &http.Client{Transport: userRT}, admin: &http.Client{Transport: adminRT}}, nil
 }
+
+// RequestTimeout bounds one request of Do (watches, through Open, are not
+// bounded).
+var RequestTimeout = time.Minute
 
 // Error is a failed request, with the core's Status reason and message.
 type Error struct {
@@ -89,6 +94,8 @@ func (c *Client) URL(r Request) string {
 // Do runs r with token (the admin's credentials when token is "") and
 // returns the body of a 2xx answer, or an *Error.
 func (c *Client) Do(ctx context.Context, token string, r Request) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
+	defer cancel()
 	resp, err := c.Open(ctx, token, r)
 	if err != nil {
 		return nil, err
