@@ -238,6 +238,14 @@ func Build(in *Input) (*Model, error) {
 		}
 		b.named[c] = b.typeNames.take(name)
 	}
+	// A resource whose schema is no object (nothing to select) is left out.
+	kept := resources[:0]
+	for _, r := range resources {
+		if b.named[roots[r]] != "" {
+			kept = append(kept, r)
+		}
+	}
+	resources = kept
 	for _, r := range resources {
 		r.TypeName = b.named[roots[r]]
 		b.model.ByKind[r.GroupVersion()+"/"+r.Kind] = r

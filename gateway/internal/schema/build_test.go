@@ -147,3 +147,20 @@ func TestBuildCollisionsAreStable(t *testing.T) {
 		t.Errorf("widget type names: %s", first)
 	}
 }
+
+// A resource whose schema has no properties is left out instead of
+// breaking the schema.
+func TestBuildSkipsSchemalessResources(t *testing.T) {
+	d := doc(t, `{"components": {"schemas": {"x.dev.v1.Blob": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+		"x-kubernetes-group-version-kind": [{"group": "x.dev", "version": "v1", "kind": "Blob"}]}}}}`)
+	m, err := Build(&Input{
+		Resources: []*Resource{{Group: "x.dev", Version: "v1", Resource: "blobs", Kind: "Blob", Verbs: []string{"get", "list"}}},
+		Docs:      map[string]*Document{"x.dev/v1": d},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Resources) != 0 {
+		t.Errorf("resources: %v", m.Resources)
+	}
+}
