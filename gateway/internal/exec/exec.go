@@ -63,6 +63,24 @@ type Executable struct {
 // rawObject is a JSON object decoded one level deep.
 type rawObject map[string]json.RawMessage
 
+// concreteType is the object type of an object of a union, from its
+// apiVersion and kind ("" when the workspace does not serve it).
+func (r *run) concreteType(v any) string {
+	var av, kind string
+	switch m := v.(type) {
+	case map[string]any:
+		av, _ = m["apiVersion"].(string)
+		kind, _ = m["kind"].(string)
+	case rawObject:
+		_ = json.Unmarshal(m["apiVersion"], &av)
+		_ = json.Unmarshal(m["kind"], &kind)
+	}
+	if res := r.e.Model.ByKind[av+"/"+kind]; res != nil {
+		return res.TypeName
+	}
+	return ""
+}
+
 // resourceOfType is the resource whose objects have GraphQL type name.
 func (e *Executable) resourceOfType(name string) *schema.Resource {
 	e.typesOnce.Do(func() {
@@ -180,7 +198,7 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 			}
 		}
 	}
-	fields := graphql.CollectFields(r.oc, sel, []string{typeName})
+	fields := graphql.CollectFields(r.oc, sel, []string{typeName, schema.UnionObject})
 	w.WriteByte('{')
 	for i, f := range fields {
 		if i > 0 {
@@ -292,6 +310,13 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 		return
 	}
 	switch def.Kind {
+	case ast.Union:
+		concrete := r.concreteType(v)
+		if concrete == "" {
+			w.WriteString("null")
+			return
+		}
+		r.object(ctx, w, concrete, sel, v, path)
 	case ast.Object:
 		if !strings.HasPrefix(def.Name, "__") {
 			switch v.(type) {

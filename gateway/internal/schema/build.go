@@ -100,6 +100,9 @@ const (
 	ScalarStringMap   = "StringMap"
 	ScalarQuantity    = "Quantity"
 	ScalarIntOrString = "IntOrString"
+	// UnionObject is the union of every resource's object type: what an
+	// ownerReference may point to.
+	UnionObject = "KubernetesObject"
 )
 
 var scalarDocs = map[string]string{
@@ -158,7 +161,7 @@ func Build(in *Input) (*Model, error) {
 	for _, d := range prelude.Definitions {
 		b.typeNames[d.Name] = true
 	}
-	for _, n := range []string{"Query", "Mutation", "Subscription", "EventType", ScalarJSON, ScalarStringMap, ScalarQuantity, ScalarIntOrString} {
+	for _, n := range []string{"Query", "Mutation", "Subscription", "EventType", ScalarJSON, ScalarStringMap, ScalarQuantity, ScalarIntOrString, UnionObject} {
 		b.typeNames[n] = true
 	}
 	gvs := make([]string, 0, len(in.Docs))
@@ -258,6 +261,19 @@ func Build(in *Input) (*Model, error) {
 		b.outputObject(roots[r])
 	}
 	b.roots(resources)
+	if len(resources) > 0 {
+		seen := map[string]bool{}
+		var members []string
+		for _, r := range resources {
+			if !seen[r.TypeName] {
+				seen[r.TypeName] = true
+				members = append(members, r.TypeName)
+			}
+		}
+		sort.Strings(members)
+		b.defs = append(b.defs, &ast.Definition{Kind: ast.Union, Name: UnionObject, Types: members,
+			Description: "Any object of the workspace's APIs; select its fields with ... on <Type>."})
+	}
 
 	doc := &ast.SchemaDocument{}
 	doc.Definitions = append(doc.Definitions, prelude.Definitions...)
@@ -472,8 +488,8 @@ func (b *builder) relations(def *ast.Definition, s *Schema, fields nameSet, tabl
 		if _, hasKind := s.Properties["kind"]; hasKind && fields.free("owners") {
 			fname := fields.take("owners")
 			def.Fields = append(def.Fields, &ast.FieldDefinition{
-				Name: fname, Type: ast.ListType(ast.NamedType(ScalarJSON, nil), nil),
-				Description: "The objects named by metadata.ownerReferences (one level, each as JSON; null where the caller may not read it).",
+				Name: fname, Type: ast.ListType(ast.NamedType(UnionObject, nil), nil),
+				Description: "The objects named by metadata.ownerReferences (one level; null where the caller may not read one or its API is not served here).",
 			})
 			table[fname] = &Field{Kind: Relation, Relation: &RelationInfo{Owners: true}}
 		}
