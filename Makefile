@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk core platform bench providers operators
+MODULES := apis sdk core gateway platform bench providers operators
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen meshplane-platform meshplane-bench account-operator provider-kubeconfig
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -17,7 +17,7 @@ BIN_ENV := $(foreach b,$(BINARIES),$(shell echo $(b) | tr a-z- A-Z_)_BIN=$(BIN)/
 # ./sdk/... ./core/... ./bench/...: one go command for all modules (go.work).
 PKGS := $(MODULES:%=./%/...)
 
-.PHONY: all build run test vet fmt-check unit bench clean generate verify-generate
+.PHONY: all build run test test-deps vet fmt-check unit bench clean generate verify-generate
 
 all: build
 
@@ -25,6 +25,7 @@ all: build
 build:
 	@mkdir -p $(BIN)
 	cd core && $(GO) build -o $(BIN)/ ./cmd/meshplane ./cmd/kubectl-ws ./cmd/apigen
+	cd gateway && $(GO) build -o $(BIN)/ ./cmd/graphql-gateway
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
 	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench
 	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
@@ -42,8 +43,13 @@ vet:
 
 ## test: vet, then every module's tests against the binaries built once
 ## (each found through its <NAME>_BIN variable, see sdk/testing/framework)
-test: build vet
+test: build vet test-deps
 	$(BIN_ENV) $(GO) test $(GOTEST_FLAGS) $(PKGS)
+
+## test-deps: what tests need beyond Go: Debian's chromium for the GraphiQL
+## browser test (idempotent; skipped when /usr/bin/chromium exists)
+test-deps:
+	./scripts/install-chromium.sh
 
 ## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
 generate:

@@ -67,3 +67,22 @@ start_cmd=$(printf '%q ' "$ROOT/bin/meshplane" start \
 		--etcd-embedded \
 		"$@"
 } | tee bench-results.md
+
+# The GraphQL gateway: a list of 100 configmaps through GraphQL and over
+# REST, schema generation with 50 bound APIs, and GW_BENCH_WORKSPACES
+# (default 1000) workspaces sharing one schema. The kit starts its own core
+# (bin/meshplane); the gateway runs in the test process so that its memory
+# can be read. Skip with GW_BENCH=0.
+if [[ ${GW_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## graphql-gateway $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		echo '```'
+		GW_BENCH_RUN=1 GW_BENCH_OUT="$DIR/gateway.md" MESHPLANE_BIN="$ROOT/bin/meshplane" APIGEN_BIN="$ROOT/bin/apigen" \
+			go test -count=1 -run 'Test' -bench 'List100' -benchtime "${GW_BENCH_TIME:-300x}" ./gateway/test/bench/ 2>&1 |
+			grep -E '^(Benchmark|ok|FAIL|---)' || true
+		echo '```'
+		cat "$DIR/gateway.md" 2>/dev/null || true
+	} | tee -a bench-results.md
+fi

@@ -45,7 +45,7 @@ func (c *Config) EnvFile() string { return filepath.Join(c.RootDir, platformenv.
 
 // components lists what the platform runs, in start order.
 func components(c *Config) []Component {
-	return []Component{coreComponent(c), accountOperatorComponent(c)}
+	return []Component{coreComponent(c), accountOperatorComponent(c), graphqlComponent(c)}
 }
 
 // Run starts the platform and supervises it until ctx ends (then it stops

@@ -24,6 +24,7 @@ const (
 	offsetCoreEtcdPeer
 	offsetAccountOperatorMetrics
 	offsetAccountOperatorHealth
+	offsetGraphQL
 )
 
 // Core is the core's secure port.
@@ -34,6 +35,9 @@ func (p Ports) CoreEtcdClient() int { return p.Base + offsetCoreEtcdClient }
 
 // CoreEtcdPeer is the embedded etcd's peer port.
 func (p Ports) CoreEtcdPeer() int { return p.Base + offsetCoreEtcdPeer }
+
+// GraphQL is the GraphQL gateway's HTTP port.
+func (p Ports) GraphQL() int { return p.Base + offsetGraphQL }
 
 // Validate checks that the whole range is a valid port range.
 func (p Ports) Validate() error {

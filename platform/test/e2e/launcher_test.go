@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,6 +161,18 @@ func TestLauncher(t *testing.T) {
 	}
 	if got, want := envA["CORE_URL"], fmt.Sprintf("https://127.0.0.1:%d", baseA); got != want {
 		t.Errorf("platform.env CORE_URL = %q, want %q", got, want)
+	}
+	if got, want := envA["GRAPHQL_URL"], fmt.Sprintf("http://127.0.0.1:%d", baseA+3); got != want {
+		t.Errorf("platform.env GRAPHQL_URL = %q, want %q", got, want)
+	}
+	// The gateway serves, and wants a token.
+	if resp, err := http.Post(envA["GRAPHQL_URL"]+"/api/clusters/root/graphql", "application/json", strings.NewReader(`{"query":"{ __typename }"}`)); err != nil {
+		t.Errorf("the GraphQL gateway at GRAPHQL_URL does not answer: %v", err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("the GraphQL gateway answered %d to a request without a token, want 401", resp.StatusCode)
+		}
 	}
 	ports, err := listeningPorts(a.cmd.Process.Pid)
 	if err != nil {

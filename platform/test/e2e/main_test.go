@@ -46,26 +46,17 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	// The platform's components: $<NAME>_BIN (make test sets them), else
-	// built from their module.
-	for _, c := range []struct{ name, env, module, pkg string }{
-		{"account-operator", "ACCOUNT_OPERATOR_BIN", "operators", "./cmd/account-operator"},
-		{"provider-kubeconfig", "PROVIDER_KUBECONFIG_BIN", "providers", "./cmd/provider-kubeconfig"},
+	// bin/<name>, else built from their module.
+	for _, c := range []struct{ name, module, pkg string }{
+		{"account-operator", "operators", "./cmd/account-operator"},
+		{"provider-kubeconfig", "providers", "./cmd/provider-kubeconfig"},
+		{"graphql-gateway", "gateway", "./cmd/graphql-gateway"},
 	} {
-		bin := os.Getenv(c.env)
-		if bin == "" {
-			bin = filepath.Join(binDir, c.name)
-			build := exec.Command("go", "build", "-o", bin, c.pkg)
-			build.Dir = filepath.Join("..", "..", "..", c.module)
-			if out, err := build.CombinedOutput(); err != nil {
-				return 0, fmt.Errorf("building %s: %v\n%s", c.name, err, out)
-			}
-			continue
-		}
-		abs, err := filepath.Abs(bin)
+		bin, err := framework.Binary(c.name, c.module, c.pkg)
 		if err != nil {
 			return 0, err
 		}
-		if err := os.Symlink(abs, filepath.Join(binDir, c.name)); err != nil {
+		if err := os.Symlink(bin, filepath.Join(binDir, c.name)); err != nil {
 			return 0, err
 		}
 	}

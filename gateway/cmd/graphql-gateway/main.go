@@ -1,0 +1,110 @@
+// Command graphql-gateway serves every workspace of a Meshplane core as a
+// typed GraphQL API at <listen>/api/clusters/<workspace>/graphql.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/gateway/internal/kube"
+	"github.com/meshplane/meshplane/gateway/internal/server"
+)
+
+// Options are the command's flags.
+type Options struct {
+	Kubeconfig string
+	Context    string
+	Listen     string
+	Refresh    time.Duration
+	Idle       time.Duration
+	Limits     server.Limits
+}
+
+// AddFlags registers the flags.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "admin kubeconfig of the core (reads discovery and OpenAPI of every workspace; user requests carry the user's own token)")
+	fs.StringVar(&o.Context, "context", o.Context, "context of --kubeconfig to use")
+	fs.StringVar(&o.Listen, "listen", o.Listen, "address to serve on (host:port)")
+	fs.DurationVar(&o.Refresh, "schema-refresh-interval", o.Refresh, "how often the API set of every workspace in use is re-checked, besides the re-checks APIBinding and CRD events trigger (schemas are rebuilt when it changed)")
+	fs.DurationVar(&o.Idle, "workspace-idle-timeout", o.Idle, "forget a workspace's schema after this long without requests")
+	fs.IntVar(&o.Limits.Depth, "max-depth", o.Limits.Depth, "maximum query depth (0: none)")
+	fs.IntVar(&o.Limits.Complexity, "max-complexity", o.Limits.Complexity, "maximum query complexity (0: none)")
+	fs.IntVar(&o.Limits.Batch, "max-batch", o.Limits.Batch, "maximum operations in one batched request")
+	fs.IntVar(&o.Limits.InFlight, "max-in-flight", o.Limits.InFlight, "maximum requests served at once (subscriptions not counted)")
+	fs.IntVar(&o.Limits.Subscriptions, "max-subscriptions", o.Limits.Subscriptions, "maximum open subscriptions")
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	if o.Kubeconfig == "" {
+		return errors.New("--kubeconfig is required")
+	}
+	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
+		return fmt.Errorf("--listen %q: %w", o.Listen, err)
+	}
+	if o.Refresh <= 0 {
+		return errors.New("--schema-refresh-interval must be positive")
+	}
+	return nil
+}
+
+func main() {
+	o := &Options{Context: "shard-base", Listen: "127.0.0.1:6450", Refresh: 10 * time.Second, Idle: 30 * time.Minute, Limits: server.DefaultLimits}
+	fs := flag.NewFlagSet("graphql-gateway", flag.ExitOnError)
+	klog.InitFlags(fs)
+	o.AddFlags(fs)
+	_ = fs.Parse(os.Args[1:])
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "graphql-gateway:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o *Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	raw, err := clientcmd.LoadFromFile(o.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", o.Kubeconfig, err)
+	}
+	cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, o.Context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("context %s of %s: %w", o.Context, o.Kubeconfig, err)
+	}
+	kc, err := kube.New(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := server.New(server.Config{Kube: kc, Limits: o.Limits, Refresh: o.Refresh, Idle: o.Idle})
+	go srv.Run(ctx)
+	l, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	klog.InfoS("serving GraphQL", "address", "http://"+l.Addr().String(), "endpoint", "/api/clusters/<workspace>/graphql", "core", kc.Base)
+	if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+// Package kube talks HTTP to the core: requests on a caller's behalf (their
+// bearer token passed through unchanged) and the admin reads the gateway
+// needs to generate schemas (discovery and OpenAPI v3).
+package kube
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// Client reaches the core's base URL (without /clusters/...).
+type Client struct {
+	Base string
+	// user carries TLS only; the caller's token is set per request.
+	user *http.Client
+	// admin carries the gateway's own credentials.
+	admin *http.Client
+}
+
+// New builds a client from the gateway's admin config.
+func New(cfg *rest.Config) (*Client, error) {
+	base := strings.TrimRight(cfg.Host, "/")
+	if i := strings.Index(base, "/clusters/"); i >= 0 {
+		base = base[:i]
+	}
+	adminRT, err := rest.TransportFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("admin transport: %w", err)
+	}
+	anon := rest.AnonymousClientConfig(cfg)
+	userRT, err := rest.TransportFor(anon)
+	if err != nil {
+		return nil, fmt.Errorf("user transport: %w", err)
+	}
+	if t, ok := userRT.(*http.Transport); ok {
+		t = t.Clone()
+		t.MaxIdleConnsPerHost = 100
+		userRT = t
+	}
+	return &Client{Base: base, user: &http.Client{Transport: userRT}, admin: &http.Client{Transport: adminRT}}, nil
+}
+
+// RequestTimeout bounds one request of Do (watches, through Open, are not
+// bounded).
+var RequestTimeout = time.Minute
+
+// Error is a failed request, with the core's Status reason and message.
+type Error struct {
+	Code    int
+	Reason  string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return fmt.Sprintf("the core answered %d %s", e.Code, http.StatusText(e.Code))
+}
+
+// IsNotFound reports a 404.
+func IsNotFound(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.Code == http.StatusNotFound
+}
+
+// Request is one call to the core.
+type Request struct {
+	Method      string
+	Path        string // starting with /clusters/<workspace>/
+	Query       url.Values
+	ContentType string
+	Body        []byte
+}
+
+// URL is the request's full URL.
+func (c *Client) URL(r Request) string {
+	u := c.Base + r.Path
+	if len(r.Query) > 0 {
+		u += "?" + r.Query.Encode()
+	}
+	return u
+}
+
+// Do runs r with token (the admin's credentials when token is "") and
+// returns the body of a 2xx answer, or an *Error.
+func (c *Client) Do(ctx context.Context, token string, r Request) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
+	defer cancel()
+	resp, err := c.Open(ctx, token, r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	if resp.ContentLength > 0 && resp.ContentLength < 64<<20 {
+		buf.Grow(int(resp.ContentLength))
+	} else {
+		buf.Grow(32 << 10)
+	}
+	_, err = buf.ReadFrom(resp.Body)
+	return buf.Bytes(), err
+}
+
+// Open runs r and returns the open 2xx response (for streams), or an *Error.
+func (c *Client) Open(ctx context.Context, token string, r Request) (*http.Response, error) {
+	var body io.Reader
+	if r.Body != nil {
+		body = bytes.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, c.URL(r), body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if r.ContentType != "" {
+		req.Header.Set("Content-Type", r.ContentType)
+	}
+	hc := c.admin
+	if token != "" {
+		hc = c.user
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", r.Method, r.Path, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	e := &Error{Code: resp.StatusCode}
+	var st struct {
+		Reason  string `json:"reason"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(b, &st) == nil {
+		e.Reason, e.Message = st.Reason, st.Message
+	}
+	if e.Message == "" {
+		e.Message = fmt.Sprintf("%s %s: %d %s", r.Method, r.Path, resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	return nil, e
+}
+
+// ClusterPath is /clusters/<workspace>.
+func ClusterPath(ws string) string { return "/clusters/" + ws }
+
+// ResourcePath is the path of a resource collection (name "") or object.
+func ResourcePath(ws, group, version, resource, namespace, name string) string {
+	var b strings.Builder
+	b.WriteString(ClusterPath(ws))
+	if group == "" {
+		b.WriteString("/api/" + version)
+	} else {
+		b.WriteString("/apis/" + group + "/" + version)
+	}
+	if namespace != "" {
+		b.WriteString("/namespaces/" + url.PathEscape(namespace))
+	}
+	b.WriteString("/" + resource)
+	if name != "" {
+		b.WriteString("/" + url.PathEscape(name))
+	}
+	return b.String()
+}

@@ -1,0 +1,55 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// changeSources are the wildcard collections whose events mean that a
+// logical cluster's APIs may have changed.
+var changeSources = []string{
+	"/clusters/*/apis/apis.kcp.io/v1alpha2/apibindings",
+	"/clusters/*/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+}
+
+// watchChanges watches APIBindings and CRDs of every logical cluster (as
+// the admin, one watch each through the hub) and has the registry
+// re-check the workspaces of a cluster an event names. Polling every
+// refresh interval stays as the fallback, e.g. for an APIExport whose
+// schema changes under its bindings.
+func (s *Server) watchChanges(ctx context.Context) {
+	for _, path := range changeSources {
+		go func(path string) {
+			backoff := time.Second
+			for ctx.Err() == nil {
+				events, stop, err := s.Hub.SubscribeWithTimeout(ctx, "", path, "", "", "", 5*time.Second)
+				if err != nil {
+					klog.V(2).InfoS("cannot watch for API changes; polling only", "path", path, "err", err)
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(backoff):
+					}
+					if backoff < time.Minute {
+						backoff *= 2
+					}
+					continue
+				}
+				backoff = time.Second
+				for ev := range events {
+					if ev.Err != nil {
+						break
+					}
+					md, _ := ev.Object["metadata"].(map[string]any)
+					ann, _ := md["annotations"].(map[string]any)
+					if cluster, _ := ann["kcp.io/cluster"].(string); cluster != "" {
+						s.Registry.Changed(ctx, cluster)
+					}
+				}
+				stop()
+			}
+		}(path)
+	}
+}
