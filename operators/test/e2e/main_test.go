@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/meshplane/meshplane/platform/bootstrap"
+	"github.com/meshplane/meshplane/sdk/process"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
@@ -69,7 +70,7 @@ type operator struct {
 	log     string
 	args    []string
 	health  string
-	proc    *framework.Process
+	proc    *process.Process
 }
 
 var op operator
@@ -115,7 +116,7 @@ func (o *operator) setup(t *testing.T, s *framework.Server) error {
 	if err != nil {
 		return err
 	}
-	ports, err := framework.FreePorts(2)
+	ports, err := process.FreePorts(2)
 	if err != nil {
 		return err
 	}
@@ -142,14 +143,14 @@ func (o *operator) start() error {
 	defer f.Close()
 	cmd := exec.Command(o.args[0], o.args[1:]...)
 	cmd.Stdout, cmd.Stderr = f, f
-	p, err := framework.StartProcess(cmd)
+	p, err := process.StartProcess(cmd)
 	if err != nil {
 		return err
 	}
 	o.proc = p
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := framework.WaitReady(ctx, "http://"+o.health+"/readyz", 200*time.Millisecond, p.Exited()); err != nil {
+	if _, err := process.WaitReady(ctx, "http://"+o.health+"/readyz", 200*time.Millisecond, p.Exited()); err != nil {
 		return fmt.Errorf("account-operator: %w\n%s", err, tail(o.log, 40))
 	}
 	return nil
