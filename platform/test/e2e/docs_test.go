@@ -61,7 +61,7 @@ func TestDocsWalkThrough(t *testing.T) {
 	for _, want := range []string{
 		"account.core.platform-mesh.io/acme condition met",
 		"acme   org    Acme Inc.      True",
-		"root:orgs:acme-org   Ready",
+		"acme-org            Ready",
 		`User "bob" cannot list resource "accounts"`,
 		"account.core.platform-mesh.io/team-a condition met",
 		"acme acme root:orgs:acme:team-a",

@@ -162,7 +162,7 @@ func TestLauncher(t *testing.T) {
 	if got, want := envA["CORE_URL"], fmt.Sprintf("https://127.0.0.1:%d", baseA); got != want {
 		t.Errorf("platform.env CORE_URL = %q, want %q", got, want)
 	}
-	if got, want := envA["GRAPHQL_URL"], fmt.Sprintf("http://127.0.0.1:%d", baseA+3); got != want {
+	if got, want := envA["GRAPHQL_URL"], fmt.Sprintf("http://127.0.0.1:%d", launcher.Ports{Base: baseA}.GraphQL()); got != want {
 		t.Errorf("platform.env GRAPHQL_URL = %q, want %q", got, want)
 	}
 	// The gateway serves, and wants a token.
