@@ -53,8 +53,8 @@ var steps = []step{
 	{path: "root:orgs", parent: "root", name: "orgs", objects: folder("orgs"), bindings: []string{apiconfig.ExportName}},
 }
 
-// platformMeshExport is the core.platform-mesh.io API: its schemas, then
-// the export.
+// platformMeshExport is the core.platform-mesh.io API: its schemas, the
+// export, and the admission policies of its Accounts.
 func platformMeshExport() ([]*unstructured.Unstructured, error) {
 	schemas, err := apiconfig.APIResourceSchemas()
 	if err != nil {
@@ -64,7 +64,11 @@ func platformMeshExport() ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(schemas, export), nil
+	admission, err := folder("platform-mesh-system")()
+	if err != nil {
+		return nil, err
+	}
+	return append(append(schemas, export), admission...), nil
 }
 
 var (

@@ -11,9 +11,8 @@ import (
 
 const readyTimeout = 90 * time.Second
 
-// accountYAML is what a user writes. spec.creator is set by hand: the
-// admission webhook that fills it in (and refuses anything else) needs the
-// core's admission webhooks for exported resources, which are not there yet.
+// accountYAML is what a user writes. Whatever spec.creator says, the
+// platform's admission policy replaces it with the requesting user.
 func accountYAML(name, typ, creator string) string {
 	return fmt.Sprintf(`apiVersion: core.platform-mesh.io/v1alpha1
 kind: Account
