@@ -31,6 +31,10 @@ type Options struct {
 	WaitForURL    time.Duration
 	// CoreWorkarounds enables what the core does not do yet (see AddFlags).
 	CoreWorkarounds bool
+	// WorkaroundKubeconfig and WorkaroundContext, when set, are the
+	// credential of the work-arounds (direct workspace access); the
+	// controllers keep the scoped credential of --kubeconfig.
+	WorkaroundKubeconfig, WorkaroundContext string
 }
 
 // NewOptions returns the defaults.
@@ -62,8 +66,11 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Accounts reconciled in parallel")
 	fs.DurationVar(&o.WaitForURL, "wait-for-endpoint", o.WaitForURL, "how long to wait at start for the endpoint slice's URL")
 	fs.BoolVar(&o.CoreWorkarounds, "core-workarounds", o.CoreWorkarounds,
-		"with a credential that reaches workspaces directly (the admin kubeconfig): bind an Account's creator to cluster-admin in its workspace, "+
-			"and accept the permission claims of the workspace's default core.platform-mesh.io APIBinding (both done by kcp itself, not yet by the Meshplane core)")
+		"with a credential that reaches workspaces directly (the admin kubeconfig): bind an Account's creator to cluster-admin in its workspace "+
+			"(kcp makes the owner a privileged client names in experimental.tenancy.kcp.io/owner the workspace's admin; the Meshplane core does not yet)")
+	fs.StringVar(&o.WorkaroundKubeconfig, "workaround-kubeconfig", o.WorkaroundKubeconfig,
+		"kubeconfig used only by --core-workarounds (default: --kubeconfig), so the controllers can run with a scoped credential")
+	fs.StringVar(&o.WorkaroundContext, "workaround-context", o.WorkaroundContext, "context in --workaround-kubeconfig")
 }
 
 // Validate checks the flags.
@@ -90,6 +97,9 @@ type Completed struct {
 	Provider *rest.Config
 	// Base points at the core's base URL with the same credential.
 	Base *rest.Config
+	// Direct is the core's base URL with the work-arounds' credential
+	// (Base unless --workaround-kubeconfig is set).
+	Direct *rest.Config
 }
 
 // Complete loads the kubeconfig.
@@ -97,11 +107,28 @@ func (o *Options) Complete() (*Completed, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.Kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: o.Context}).ClientConfig()
+	base, err := loadBase(o.Kubeconfig, o.Context)
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %q: %w", o.Kubeconfig, err)
+		return nil, err
+	}
+	direct := base
+	if o.WorkaroundKubeconfig != "" {
+		if direct, err = loadBase(o.WorkaroundKubeconfig, o.WorkaroundContext); err != nil {
+			return nil, err
+		}
+	}
+	provider := rest.CopyConfig(base)
+	provider.Host = base.Host + "/clusters/" + o.Workspace
+	return &Completed{Options: o, Provider: provider, Base: base, Direct: direct}, nil
+}
+
+// loadBase loads a kubeconfig context and points it at the core's base URL.
+func loadBase(kubeconfig, context string) (*rest.Config, error) {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %q: %w", kubeconfig, err)
 	}
 	cfg.UserAgent = "account-operator"
 	if len(cfg.CAData) == 0 && cfg.CAFile != "" {
@@ -111,9 +138,6 @@ func (o *Options) Complete() (*Completed, error) {
 		cfg.CAFile = ""
 	}
 	cfg.QPS, cfg.Burst = 50, 100
-	base := rest.CopyConfig(cfg)
-	base.Host = endpointslice.BaseHost(cfg.Host)
-	provider := rest.CopyConfig(base)
-	provider.Host = base.Host + "/clusters/" + o.Workspace
-	return &Completed{Options: o, Provider: provider, Base: base}, nil
+	cfg.Host = endpointslice.BaseHost(cfg.Host)
+	return cfg, nil
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -87,13 +86,9 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers, ClusterCA: string(c.Base.CAData),
 		PathOf: kit.Provider.Path}
 	if c.CoreWorkarounds {
-		pc, err := client.New(c.Provider, client.Options{Scheme: scheme, Mapper: staticMapper(scheme)})
-		if err != nil {
-			return err
-		}
-		d := &direct{base: c.Base, provider: pc, export: c.EndpointSlice, scheme: scheme}
-		opts.GrantCreator, opts.PrepareWorkspace, opts.CreateWorkspaceDirect = d.grantCreator, d.acceptClaims, d.createWorkspace
-		log.Info("core work-arounds on: creators are bound to cluster-admin and default APIBinding claims accepted through direct workspace access")
+		d := &direct{base: c.Direct, scheme: scheme}
+		opts.GrantCreator = d.grantCreator
+		log.Info("core work-around on: creators are bound to cluster-admin through direct workspace access")
 	}
 	if err := account.SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("account controller: %w", err)

@@ -11,17 +11,25 @@ import (
 )
 
 // accountOperatorComponent is the account-operator, following the
-// core.platform-mesh.io endpoint slice in root:platform-mesh-system. Until
-// the core issues ServiceAccount tokens it runs with the admin kubeconfig
-// (context "base"), which also lets it apply its core work-arounds.
+// core.platform-mesh.io endpoint slice in root:platform-mesh-system. Its
+// controllers run with a scoped credential: a ServiceAccount in the
+// provider workspace with the export's rights and "use" on the workspace
+// types it assigns, whose token is written into the root directory at
+// every start. Only its remaining core work-around (binding an Account's
+// creator in the new workspace) uses the admin kubeconfig.
 func accountOperatorComponent(c *Config) Component {
 	health := fmt.Sprintf("127.0.0.1:%d", c.Ports.AccountOperatorHealth())
+	admin := filepath.Join(c.RootDir, adminKubeconfig)
 	return Component{
 		Name:   "account-operator",
 		Binary: "account-operator",
+		BeforeStart: func(ctx context.Context) error {
+			return operatorCredential(ctx, admin, operatorKubeconfigPath(c))
+		},
 		Args: []string{
-			"--kubeconfig", filepath.Join(c.RootDir, adminKubeconfig),
-			"--context", "base",
+			"--kubeconfig", operatorKubeconfigPath(c),
+			"--workaround-kubeconfig", admin,
+			"--workaround-context", "base",
 			"--workspace", "root:platform-mesh-system",
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.Ports.AccountOperatorMetrics()),
 			"--health-probe-bind-address", health,

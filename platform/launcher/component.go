@@ -15,6 +15,9 @@ type Component struct {
 	Binary string
 	// Args are the program's arguments.
 	Args []string
+	// BeforeStart, when set, runs right before the component starts (once
+	// the components before it are ready), e.g. to write its credential.
+	BeforeStart func(ctx context.Context) error
 	// Ready blocks until the component serves, or ctx ends.
 	Ready func(ctx context.Context) error
 	// AfterReady, when set, runs once the component is ready (set-up that

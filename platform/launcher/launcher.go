@@ -83,6 +83,11 @@ func Run(ctx context.Context, c Config) error {
 	failed := make(chan *started, len(comps))
 	var env []platformenv.Entry
 	for _, comp := range comps {
+		if comp.BeforeStart != nil {
+			if err := comp.BeforeStart(ctx); err != nil {
+				return fmt.Errorf("preparing %s: %w", comp.Name, err)
+			}
+		}
 		p, err := c.start(logs, comp)
 		if err != nil {
 			return err

@@ -8,8 +8,7 @@
 // resources with the claim's verbs, verb "access" on the provider workspace
 // (kcp's workspace content authorization), and the discovery paths. They are bound
 // to a ServiceAccount in the provider workspace, whose token goes into the
-// kubeconfig, or, where the core cannot issue ServiceAccount tokens, to a
-// static-token user.
+// kubeconfig (TokenRequest), or to a static-token user.
 package credentials
 
 import (

@@ -141,7 +141,7 @@ func (p *parts) installAPIBinding(inf informers) controller {
 }
 
 func (p *parts) installDefaultAPIBindings() controller {
-	return defaultapibindings.New(p.reg.tenancyClients(), p.index, p.types, p.reg.bindings)
+	return defaultapibindings.New(p.reg.tenancyClients(), p.index, p.types, p.reg.bindings, p.reg.exports)
 }
 
 func (p *parts) installWorkspace(inf informers) controller {

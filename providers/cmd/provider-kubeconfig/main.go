@@ -9,9 +9,8 @@
 //
 // With --service-account it also creates a ServiceAccount in the provider
 // workspace with exactly the rights the export needs and puts its token in
-// the kubeconfig; with --user and --token it grants those rights to a
-// static-token user instead (for cores that cannot issue ServiceAccount
-// tokens).
+// the kubeconfig (TokenRequest); with --user and --token it grants those
+// rights to a static-token user instead.
 package main
 
 import (

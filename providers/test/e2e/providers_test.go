@@ -94,13 +94,27 @@ func TestProviderKubeconfig(t *testing.T) {
 		return err == nil && strings.Contains(out, name), out + errOut
 	})
 
-	// A ServiceAccount credential needs TokenRequest.
-	_, out, err := providerKubeconfig(t, s, "--service-account", "account-operator", "--namespace", "default")
+	// A ServiceAccount credential: the SA, its rights and a TokenRequest
+	// token in the kubeconfig, which reads the export's content.
+	kcSA, _, err := providerKubeconfig(t, s, "--service-account", "account-operator", "--namespace", "default")
 	if err != nil {
-		if !strings.Contains(out, "TokenRequest") {
-			t.Fatalf("--service-account failed without saying why: %v\n%s", err, out)
-		}
-		t.Logf("the core does not issue ServiceAccount tokens yet: %s", strings.SplitN(out, "\n", 2)[0])
+		t.Fatalf("--service-account: %v", err)
+	}
+	sa := &framework.Kubectl{Kubeconfig: kcSA}
+	if tok := sa.Run(t, "config", "view", "--raw", "--minify", "-o", "jsonpath={.users[0].user.token}"); strings.Count(tok, ".") != 2 {
+		t.Fatalf("the service-account kubeconfig holds no JWT: %q", tok)
+	}
+	subjects := s.KubectlFor("root:platform-mesh-system").Run(t, "get", "clusterrolebinding", "meshplane:provider:"+slice, "-o", "jsonpath={.subjects}")
+	if !strings.Contains(subjects, `"account-operator"`) || !strings.Contains(subjects, "ServiceAccount") {
+		t.Errorf("the ServiceAccount is not bound to the provider's role: %s", subjects)
+	}
+	framework.Eventually(t, 30*time.Second, 500*time.Millisecond, "the ServiceAccount's kubeconfig to read accounts", func() (bool, string) {
+		out, errOut, err := sa.RunErr(t, "--server", server+"/clusters/*", "get", "accounts", "-o", "name")
+		return err == nil && strings.Contains(out, name), out + errOut
+	})
+	// Its token is no key to the provider workspace's other content.
+	if _, errOut, err := sa.RunErr(t, "--server", strings.SplitN(server, "/services/", 2)[0]+"/clusters/root:platform-mesh-system", "get", "secrets", "-A"); err == nil {
+		t.Errorf("the ServiceAccount read secrets in its workspace: %s", errOut)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
+	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
 )
 
 // Plugin is the admission plugin.
@@ -83,7 +84,9 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, o admission.
 		typeCluster := t.Annotations[clusters.Annotation]
 		attrs := authorizer.AttributesRecord{User: a.GetUserInfo(), Verb: "use", APIGroup: tenancyv1alpha1.SchemeGroupVersion.Group,
 			APIVersion: tenancyv1alpha1.SchemeGroupVersion.Version, Resource: "workspacetypes", Name: t.Name, ResourceRequest: true}
-		d, _, _ := p.Authorizer.Authorize(clusters.WithCluster(ctx, typeCluster), attrs)
+		// Asked as a plain request in the type's cluster, also when the
+		// Workspace is created through an APIExport virtual workspace.
+		d, _, _ := p.Authorizer.Authorize(clusters.WithCluster(apiexportvw.Plain(ctx), typeCluster), attrs)
 		if d != authorizer.DecisionAllow {
 			return apierrors.NewForbidden(tenancyv1alpha1.Resource("workspaces"), ws.Name,
 				fmt.Errorf("user %q is not allowed to use workspace type %s", a.GetUserInfo().GetName(), t.ID()))

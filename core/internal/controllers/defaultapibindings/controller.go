@@ -1,11 +1,14 @@
 // Package defaultapibindings is the system:apibindings initializer: when a
 // workspace whose type (or a type it extends) lists defaultAPIBindings
 // initializes, it creates those APIBindings, waits until they are Bound,
-// then removes itself from the cluster's initializers.
+// then removes itself from the cluster's initializers. As kcp's apibinder
+// initializer does, each binding accepts every permission claim of its
+// export (all objects), so the provider can work in the new workspace.
 package defaultapibindings
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -28,11 +31,14 @@ type Controller struct {
 	Index    *tenancy.Index
 	Types    *tenancy.Types
 	Bindings client.Client[*apisv1alpha2.APIBinding]
+	// Exports reads the exports the bindings point at, for their claims.
+	Exports client.Reader[*apisv1alpha2.APIExport]
 }
 
 // New returns the controller.
-func New(clients tenancy.Clients, index *tenancy.Index, types *tenancy.Types, bindings client.Client[*apisv1alpha2.APIBinding]) *Controller {
-	return &Controller{Clients: clients, Index: index, Types: types, Bindings: bindings}
+func New(clients tenancy.Clients, index *tenancy.Index, types *tenancy.Types, bindings client.Client[*apisv1alpha2.APIBinding],
+	exports client.Reader[*apisv1alpha2.APIExport]) *Controller {
+	return &Controller{Clients: clients, Index: index, Types: types, Bindings: bindings, Exports: exports}
 }
 
 // Run works until ctx is done.
@@ -60,10 +66,17 @@ func (c *Controller) step(ctx context.Context, cluster string, lc *corev1alpha1.
 			}
 			b, err := c.Bindings.Get(ctx, cluster, "", ref.Export)
 			if apierrors.IsNotFound(err) {
+				var claims []apisv1alpha2.AcceptablePermissionClaim
+				claims, err = c.claims(ctx, path, ref.Export)
+				if err != nil {
+					return false, 0, err
+				}
 				b, err = c.Bindings.Create(ctx, cluster, "", &apisv1alpha2.APIBinding{
 					ObjectMeta: metav1.ObjectMeta{Name: ref.Export},
-					Spec: apisv1alpha2.APIBindingSpec{Reference: apisv1alpha2.BindingReference{
-						Export: &apisv1alpha2.ExportBindingReference{Path: path, Name: ref.Export}}},
+					Spec: apisv1alpha2.APIBindingSpec{
+						Reference:        apisv1alpha2.BindingReference{Export: &apisv1alpha2.ExportBindingReference{Path: path, Name: ref.Export}},
+						PermissionClaims: claims,
+					},
 				})
 			}
 			if err != nil {
@@ -76,4 +89,36 @@ func (c *Controller) step(ctx context.Context, cluster string, lc *corev1alpha1.
 		return false, 500 * time.Millisecond, nil
 	}
 	return true, 0, nil
+}
+
+// claims returns every permission claim of the export at path, accepted
+// for all objects.
+func (c *Controller) claims(ctx context.Context, path, name string) ([]apisv1alpha2.AcceptablePermissionClaim, error) {
+	if c.Exports == nil {
+		return nil, nil
+	}
+	cluster, ok := c.Index.Resolve(path)
+	if !ok {
+		return nil, fmt.Errorf("workspace %s of APIExport %s not found", path, name)
+	}
+	export, err := c.Exports.Get(ctx, cluster, "", name)
+	if err != nil {
+		return nil, fmt.Errorf("APIExport %s:%s: %w", path, name, err)
+	}
+	return AcceptAll(export.Spec.PermissionClaims), nil
+}
+
+// AcceptAll accepts every claim, for all objects.
+func AcceptAll(claims []apisv1alpha2.PermissionClaim) []apisv1alpha2.AcceptablePermissionClaim {
+	var out []apisv1alpha2.AcceptablePermissionClaim
+	for _, pc := range claims {
+		out = append(out, apisv1alpha2.AcceptablePermissionClaim{
+			ScopedPermissionClaim: apisv1alpha2.ScopedPermissionClaim{
+				PermissionClaim: *pc.DeepCopy(),
+				Selector:        apisv1alpha2.PermissionClaimSelector{MatchAll: true},
+			},
+			State: apisv1alpha2.ClaimAccepted,
+		})
+	}
+	return out
 }

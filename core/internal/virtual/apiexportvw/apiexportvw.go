@@ -43,6 +43,17 @@ func From(ctx context.Context) (Target, bool) {
 	return t, ok
 }
 
+// Plain returns ctx without the export target: checks the core makes on
+// its own behalf while serving a virtual workspace request (such as verb
+// "use" on a workspace type, asked in the type's cluster) are decided as
+// plain requests, as kcp's shard decides them.
+func Plain(ctx context.Context) context.Context {
+	if _, ok := From(ctx); !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, contextKey{}, nil)
+}
+
 // boundBy reports whether b binds this export.
 func (t Target) boundBy(b *apisv1alpha2.APIBinding) bool {
 	return b.Spec.Reference.Export != nil && b.Spec.Reference.Export.Name == t.Name && b.Status.APIExportClusterName == t.Cluster
@@ -170,7 +181,7 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 	}
 	// RBAC may be the server's whole authorizer chain: ask it as a plain
 	// request in the export's workspace.
-	plain := clusters.WithCluster(context.WithValue(ctx, contextKey{}, nil), t.Cluster)
+	plain := clusters.WithCluster(Plain(ctx), t.Cluster)
 	content := authorizer.AttributesRecord{User: attrs.GetUser(), Verb: "content", APIGroup: apisv1alpha2.SchemeGroupVersion.Group,
 		APIVersion: apisv1alpha2.SchemeGroupVersion.Version, Resource: "apiexports", Name: t.Name, ResourceRequest: true}
 	if d, _, _ := a.RBAC.Authorize(plain, content); d != authorizer.DecisionAllow {

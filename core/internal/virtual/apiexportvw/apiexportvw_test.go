@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
 )
@@ -212,5 +213,23 @@ func TestWildcardFilter(t *testing.T) {
 	s.filter("consumer-a", nil)
 	if want := (acceptCall{"consumer-a", "root:provider", "widgets", "example.com", "widgets", true}); len(exports.accepted) != 1 || exports.accepted[0] != want {
 		t.Errorf("filter on exported widgets asked Accepted %+v, want %+v", exports.accepted, want)
+	}
+}
+
+func TestPlain(t *testing.T) {
+	ctx := context.WithValue(context.Background(), contextKey{}, Target{Cluster: "provider", Name: "export"})
+	if _, ok := From(ctx); !ok {
+		t.Fatal("no target in the virtual workspace context")
+	}
+	plain := Plain(ctx)
+	if _, ok := From(plain); ok {
+		t.Error("Plain kept the virtual workspace target")
+	}
+	// The authorizer does not decide plain requests.
+	if d, _, _ := (Authorizer{}).Authorize(plain, nil); d != authorizer.DecisionNoOpinion {
+		t.Errorf("a plain request was decided by the virtual workspace: %v", d)
+	}
+	if Plain(context.Background()) == nil {
+		t.Error("Plain of a plain context")
 	}
 }

@@ -2,6 +2,7 @@ package apis
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,4 +63,61 @@ func TestDefaultAPIBindings(t *testing.T) {
 	}
 	apisEnsureNamespace(t, s, consumer.Path, "cows")
 	apisCreateCowboy(t, s, consumer.Path, "cows", "first")
+}
+
+// TestDefaultAPIBindingClaimsAndWorkspacesThroughVW: a default APIBinding
+// accepts every permission claim of its export (as kcp's apibinder
+// initializer does), and a provider creates a Workspace in a consumer
+// through the export's virtual workspace (the "use" check on the workspace
+// type is decided in the type's workspace, not as a virtual workspace
+// request).
+func TestDefaultAPIBindingClaimsAndWorkspacesThroughVW(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	org := s.CreateOrg(t, "e2e-defclaims")
+	provider := s.CreateWorkspaces(t, org.Path, "provider")[0]
+	pk := s.KubectlFor(provider.Path)
+	pk.Run(t, "apply", "-f", framework.Apigen(t, apisCowboyCRD))
+	pk.Run(t, "patch", "apiexport", apisCowboyExport, "--type=merge", "-p",
+		`{"spec":{"permissionClaims":[{"group":"tenancy.kcp.io","resource":"workspaces","verbs":["*"]},{"group":"","resource":"namespaces","verbs":["get","list"]}]}}`)
+	s.WaitExportIdentity(t, provider, apisCowboyExport)
+
+	typeName := framework.UniqueName("claimland")
+	s.KubectlFor(org.Path).RunStdin(t, fmt.Sprintf(`apiVersion: tenancy.kcp.io/v1alpha1
+kind: WorkspaceType
+metadata: {name: %s}
+spec:
+  extend: {with: [{name: universal, path: root}]}
+  defaultChildWorkspaceType: {name: universal, path: root}
+  defaultAPIBindings: [{path: %s, export: %s}]
+`, typeName, provider.Path, apisCowboyExport), "create", "-f", "-")
+	s.KubectlFor(org.Path).RunStdin(t, fmt.Sprintf(`apiVersion: tenancy.kcp.io/v1alpha1
+kind: Workspace
+metadata: {name: consumer}
+spec: {type: {name: %s, path: %s}}
+`, typeName, org.Path), "create", "-f", "-")
+	framework.Eventually(t, time.Minute, 250*time.Millisecond, "workspace consumer to be Ready", func() (bool, string) {
+		out, _, _ := s.KubectlFor(org.Path).RunErr(t, "get", "workspace", "consumer", "-o", "jsonpath={.status.phase}")
+		return out == "Ready", out
+	})
+	consumer := org.Path + ":consumer"
+	claims := s.KubectlFor(consumer).Run(t, "get", "apibinding", apisCowboyExport, "-o", "jsonpath={.spec.permissionClaims}")
+	for _, want := range []string{`"resource":"workspaces"`, `"resource":"namespaces"`, `"state":"Accepted"`, `"matchAll":true`} {
+		if !strings.Contains(claims, want) {
+			t.Errorf("the default APIBinding does not accept the export's claims (%s): %s", want, claims)
+		}
+	}
+
+	vw := s.EndpointSliceURL(t, provider, apisCowboyExport)
+	consumerCluster := strings.TrimSpace(s.KubectlFor(consumer).Run(t, "get", "logicalcluster", "cluster", "-o", "jsonpath={.metadata.annotations.kcp\\.io/cluster}"))
+	through := &framework.Kubectl{Kubeconfig: s.Kubeconfig, GlobalArgs: []string{"--context", "shard-base", "--server", vw + "/clusters/" + consumerCluster}}
+	framework.Eventually(t, 30*time.Second, 500*time.Millisecond, "a Workspace created through the virtual workspace", func() (bool, string) {
+		out, errOut, err := through.RunStdinErr(t, `apiVersion: tenancy.kcp.io/v1alpha1
+kind: Workspace
+metadata: {name: child}
+spec: {type: {name: universal, path: root}}
+`, "create", "-f", "-")
+		return err == nil || strings.Contains(errOut, "AlreadyExists"), out + errOut
+	})
+	s.KubectlFor(consumer).Run(t, "get", "workspace", "child")
 }
