@@ -254,7 +254,7 @@ func TestLauncher(t *testing.T) {
 		t.Errorf("after a restart root:orgs holds %q", ws)
 	}
 	if after := bootstrapVersions(t, kubeconfig, envA["CORE_URL"]); after != bootstrapped {
-		t.Errorf("a restart rewrote bootstrapped objects: resourceVersions %s before, %s after", bootstrapped, after)
+		t.Errorf("a restart rewrote bootstrapped objects: versions %s before, %s after", bootstrapped, after)
 	}
 	if out := mustKubectl(t, kubeconfig, "--context", "alice", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "alice" {
 		t.Errorf("after a restart alice's context authenticates as %q", out)
@@ -262,19 +262,29 @@ func TestLauncher(t *testing.T) {
 	a.stop(t)
 }
 
-// bootstrapVersions lists the resourceVersions of objects the bootstrap
-// writes, in a fixed order.
+// bootstrapVersions lists what changes when the bootstrap writes its
+// objects, in a fixed order.
 func bootstrapVersions(t *testing.T, kubeconfig, coreURL string) string {
 	t.Helper()
+	// Controllers write the status of these objects (a restart may touch
+	// it); what the bootstrap owns is the spec (generation) and its own
+	// managed-fields entry, whose time moves on every write it makes.
+	owned := `-o=jsonpath={.metadata.generation}/{.metadata.managedFields[?(@.manager=="meshplane-bootstrap")].time}`
 	rv := "-o=jsonpath={.metadata.resourceVersion}"
 	in := func(path string) string { return "--server=" + coreURL + "/clusters/" + path }
-	return strings.Join([]string{
-		mustKubectl(t, kubeconfig, "get", "workspacetype", "orgs", rv),
-		mustKubectl(t, kubeconfig, "get", "workspace", "orgs", rv),
-		mustKubectl(t, kubeconfig, in("root:platform-mesh-system"), "get", "apiexport", "core.platform-mesh.io", rv),
-		mustKubectl(t, kubeconfig, in("root:orgs"), "get", "apibinding", "core.platform-mesh.io", rv),
-		mustKubectl(t, kubeconfig, in("root:orgs"), "get", "clusterrolebinding", "meshplane:orgs:member", rv),
-	}, ",")
+	versions := []string{
+		mustKubectl(t, kubeconfig, "get", "workspacetype", "orgs", owned),
+		mustKubectl(t, kubeconfig, "get", "workspace", "orgs", owned),
+		mustKubectl(t, kubeconfig, in("root:platform-mesh-system"), "get", "apiexport", "core.platform-mesh.io", owned),
+		mustKubectl(t, kubeconfig, in("root:orgs"), "get", "apibinding", "core.platform-mesh.io", owned),
+	}
+	for _, v := range versions {
+		if strings.HasSuffix(v, "/") {
+			t.Errorf("a bootstrapped object has no meshplane-bootstrap managed fields (generation/time %q)", v)
+		}
+	}
+	versions = append(versions, mustKubectl(t, kubeconfig, in("root:orgs"), "get", "clusterrolebinding", "meshplane:orgs:member", rv))
+	return strings.Join(versions, ",")
 }
 
 // waitAccountReady waits for an Account in root:orgs to be Ready.
