@@ -48,7 +48,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	}
 }
 
-// component is a started component.
+// started is a component whose process runs (or ran).
 type started struct {
 	name string
 	proc *process.Process
