@@ -61,6 +61,8 @@ type parts struct {
 	// informers it and the service account controller share.
 	serviceAccounts *serviceAccounts
 	quota           *quotaParts
+	// mounts: workspace mounts (nil with the WorkspaceMounts gate off).
+	mounts *mountParts
 	// informers are the shared wildcard informers, started with the
 	// controllers.
 	informers informers
@@ -75,6 +77,9 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	p.types = &tenancy.Types{Index: p.index, Store: p.reg.workspaceTypes}
 	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers}
 	p.newAuthorizer()
+	if err := p.newMounts(); err != nil {
+		return nil, err
+	}
 	if err := p.newServiceAccounts(); err != nil {
 		return nil, err
 	}
@@ -92,7 +97,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(p.index.Resolve, authorization.NewBind(rbacSource(p.storage))),
 		reservedmetadata.New(),
-	}, append(p.dynamicAdmission(), quotaAdmission)...)...)) // quota last, as in kube-apiserver
+	}, append(append(p.mountAdmission(), p.dynamicAdmission()...), quotaAdmission)...)...)) // quota last, as in kube-apiserver
 	return p, p.newCRDHandler()
 }
 

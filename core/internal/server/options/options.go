@@ -32,6 +32,10 @@ type Options struct {
 	// FeatureGates are Kubernetes feature gates (key=value,...); gates
 	// Meshplane does not know, such as kcp's own, are ignored with a warning.
 	FeatureGates map[string]bool
+	// MountCAFiles are PEM bundles trusted for mount servers' certificates
+	// besides the system's roots and the server's own CA (re-read when they
+	// change).
+	MountCAFiles []string
 	// AuditLogPath is where the audit log (JSON, Metadata level) goes.
 	AuditLogPath string
 	// ServiceAccountSigningKeyFile signs service-account tokens (default
@@ -75,6 +79,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeconfigPath, "kubeconfig-path", o.KubeconfigPath, "Where to write the admin kubeconfig (default <root-directory>/admin.kubeconfig).")
 	fs.Int64Var(&o.EmbeddedEtcdWALSizeBytes, "embedded-etcd-wal-size-bytes", o.EmbeddedEtcdWALSizeBytes, "Size of the embedded etcd's WAL segment files (0: etcd's default of 64 MB).")
 	fs.Var(cliflag.NewMapStringBool(&o.FeatureGates), "feature-gates", "Kubernetes feature gates, key=value pairs separated by commas; unknown gates (such as kcp's) are ignored with a warning.")
+	fs.StringSliceVar(&o.MountCAFiles, "mount-ca-file", o.MountCAFiles, "PEM bundles trusted for the certificates of mount servers (a mounted workspace's status.URL), besides the system's roots and the server's CA; re-read when they change.")
 	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "Write an audit log (one JSON audit.k8s.io/v1 event per request, Metadata level) to this file.")
 	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile,
 		"PEM private key (RSA or ECDSA P-256) that signs service-account tokens (default <root-directory>/service-account.key, generated on first start).")
