@@ -1,0 +1,108 @@
+// Package proxy serves the mounted APIs: /kubeclusters/<name>/<path> is
+// forwarded to <target server>/<path> with the target's own credentials
+// from the KubeCluster's kubeconfig. Only callers with a client
+// certificate of the configured CA (the core's mount client certificate)
+// and an allowed name reach it; the caller's identity arrives in
+// X-Remote-User/Group headers, which are logged, not forwarded.
+package proxy
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+)
+
+// Prefix starts the path of every mounted API.
+const Prefix = "/kubeclusters/"
+
+// Proxy forwards to the targets of Ready KubeClusters.
+type Proxy struct {
+	// AllowedClients are the client certificate common names accepted;
+	// empty accepts any certificate the TLS layer verified.
+	AllowedClients []string
+
+	mu      sync.RWMutex
+	targets map[string]*httputil.ReverseProxy
+}
+
+// New returns a proxy without targets.
+func New(allowed []string) *Proxy {
+	return &Proxy{AllowedClients: allowed, targets: map[string]*httputil.ReverseProxy{}}
+}
+
+// Set makes name forward to the API cfg points at, with cfg's credentials.
+func (p *Proxy) Set(name string, cfg *rest.Config) error {
+	target, err := url.Parse(cfg.Host)
+	if err != nil {
+		return fmt.Errorf("target server %q: %w", cfg.Host, err)
+	}
+	transport, err := rest.TransportFor(cfg)
+	if err != nil {
+		return fmt.Errorf("target credentials: %w", err)
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			rest := strings.TrimPrefix(pr.In.URL.Path, Prefix+name)
+			pr.Out.URL.Scheme, pr.Out.URL.Host = target.Scheme, target.Host
+			pr.Out.URL.Path = strings.TrimSuffix(target.Path, "/") + rest
+			pr.Out.URL.RawPath = ""
+			pr.Out.Host = ""
+			for k := range pr.Out.Header {
+				if k == "Authorization" || strings.HasPrefix(k, "X-Remote-") || strings.HasPrefix(k, "Impersonate-") {
+					pr.Out.Header.Del(k)
+				}
+			}
+		},
+		Transport:     transport,
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			klog.V(2).InfoS("Target unreachable", "kubecluster", name, "err", err)
+			http.Error(w, fmt.Sprintf("kubecluster %s: target unreachable: %v", name, err), http.StatusBadGateway)
+		},
+	}
+	p.mu.Lock()
+	p.targets[name] = rp
+	p.mu.Unlock()
+	return nil
+}
+
+// Remove stops forwarding name.
+func (p *Proxy) Remove(name string) {
+	p.mu.Lock()
+	delete(p.targets, name)
+	p.mu.Unlock()
+}
+
+// ServeHTTP implements http.Handler.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+		http.Error(w, "a client certificate is required", http.StatusUnauthorized)
+		return
+	}
+	if cn := r.TLS.VerifiedChains[0][0].Subject.CommonName; len(p.AllowedClients) > 0 && !slices.Contains(p.AllowedClients, cn) {
+		http.Error(w, fmt.Sprintf("client %q is not allowed", cn), http.StatusForbidden)
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, Prefix)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	p.mu.RLock()
+	rp := p.targets[name]
+	p.mu.RUnlock()
+	if rp == nil {
+		http.Error(w, fmt.Sprintf("kubecluster %q is not ready", name), http.StatusServiceUnavailable)
+		return
+	}
+	klog.V(4).InfoS("Forwarding", "kubecluster", name, "user", r.Header.Get("X-Remote-User"), "method", r.Method, "path", r.URL.Path)
+	rp.ServeHTTP(w, r)
+}
