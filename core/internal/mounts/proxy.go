@@ -27,6 +27,23 @@ const (
 	ExtraHeaderPrefix = "X-Remote-Extra-"
 )
 
+// Mount headers tell the mount server which mount a request is for, so it
+// can refuse a mount object (anyone may write one) that points at a URL
+// it serves for another: the workspace path, the cluster of the mounted
+// workspace's parent (where the mount object lives) and the mount object
+// as <group>/<Kind>/[<namespace>/]<name>.
+const (
+	MountHeaderPrefix    = "X-Meshplane-Mount-"
+	MountWorkspaceHeader = MountHeaderPrefix + "Workspace"
+	MountClusterHeader   = MountHeaderPrefix + "Cluster"
+	MountRefHeader       = MountHeaderPrefix + "Ref"
+)
+
+// RefString is the value of MountRefHeader for a mount object.
+func RefString(k ObjectKey) string {
+	return k.Group + "/" + k.Kind + "/" + name(k.Namespace, k.Name)
+}
+
 // target is the mounted workspace a request goes to.
 type target struct {
 	Mounted
@@ -165,9 +182,14 @@ func rewrite(pr *httputil.ProxyRequest) {
 	out.URL.RawQuery = pr.In.URL.RawQuery
 	out.Host = ""
 	for k := range out.Header {
-		if k == "Authorization" || strings.HasPrefix(k, "Impersonate-") || strings.HasPrefix(k, "X-Remote-") {
+		if k == "Authorization" || strings.HasPrefix(k, "Impersonate-") || strings.HasPrefix(k, "X-Remote-") || strings.HasPrefix(k, MountHeaderPrefix) {
 			out.Header.Del(k)
 		}
+	}
+	if t, ok := targetFrom(pr.In.Context()); ok {
+		out.Header.Set(MountWorkspaceHeader, t.Path)
+		out.Header.Set(MountClusterHeader, t.Parent)
+		out.Header.Set(MountRefHeader, RefString(t.Object()))
 	}
 	u, ok := genericapirequest.UserFrom(pr.In.Context())
 	if !ok {

@@ -24,7 +24,7 @@ import (
 
 // Targets receives the APIs of Ready KubeClusters (the proxy).
 type Targets interface {
-	Set(name string, cfg *rest.Config) error
+	Set(name, cluster string, cfg *rest.Config) error
 	Remove(name string)
 }
 
@@ -136,7 +136,7 @@ func (c *Controller) reconcile(ctx context.Context, name string) (time.Duration,
 		err = check(ctx, cfg)
 	}
 	if err == nil {
-		err = c.targets.Set(name, cfg)
+		err = c.targets.Set(name, u.GetAnnotations()[ClusterAnnotation], cfg)
 	}
 	if err != nil {
 		c.targets.Remove(name)

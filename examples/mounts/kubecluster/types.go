@@ -14,6 +14,10 @@ var Resource = schema.GroupVersionResource{Group: "mounts.examples.meshplane.io"
 // IsMountAnnotation marks an object as a mount for the core.
 const IsMountAnnotation = "experimental.tenancy.kcp.io/is-mount"
 
+// ClusterAnnotation holds the logical cluster of every object the core
+// serves.
+const ClusterAnnotation = "kcp.io/cluster"
+
 // KubeconfigKey is the key of the Secret that holds the kubeconfig.
 const KubeconfigKey = "kubeconfig"
 

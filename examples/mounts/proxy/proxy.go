@@ -3,7 +3,10 @@
 // from the KubeCluster's kubeconfig. Only callers with a client
 // certificate of the configured CA (the core's mount client certificate)
 // and an allowed name reach it; the caller's identity arrives in
-// X-Remote-User/Group headers, which are logged, not forwarded.
+// X-Remote-User/Group headers, which are logged, not forwarded. The core
+// also says which mount object a request is for (X-Meshplane-Mount-Cluster
+// and -Ref): a request is forwarded only for the KubeCluster itself, so a
+// mount object elsewhere that copies this proxy's URL gets nothing.
 package proxy
 
 import (
@@ -29,17 +32,31 @@ type Proxy struct {
 	AllowedClients []string
 
 	mu      sync.RWMutex
-	targets map[string]*httputil.ReverseProxy
+	targets map[string]target
 }
+
+type target struct {
+	cluster string // the KubeCluster's logical cluster
+	proxy   *httputil.ReverseProxy
+}
+
+// Headers the core sets on requests to mounts.
+const (
+	MountClusterHeader = "X-Meshplane-Mount-Cluster"
+	MountRefHeader     = "X-Meshplane-Mount-Ref"
+	// RefPrefix starts the MountRefHeader of a KubeCluster.
+	RefPrefix = "mounts.examples.meshplane.io/KubeCluster/"
+)
 
 // New returns a proxy without targets.
 func New(allowed []string) *Proxy {
-	return &Proxy{AllowedClients: allowed, targets: map[string]*httputil.ReverseProxy{}}
+	return &Proxy{AllowedClients: allowed, targets: map[string]target{}}
 }
 
-// Set makes name forward to the API cfg points at, with cfg's credentials.
-func (p *Proxy) Set(name string, cfg *rest.Config) error {
-	target, err := url.Parse(cfg.Host)
+// Set makes name, a KubeCluster in logical cluster cluster, forward to the
+// API cfg points at, with cfg's credentials.
+func (p *Proxy) Set(name, cluster string, cfg *rest.Config) error {
+	dst, err := url.Parse(cfg.Host)
 	if err != nil {
 		return fmt.Errorf("target server %q: %w", cfg.Host, err)
 	}
@@ -50,12 +67,12 @@ func (p *Proxy) Set(name string, cfg *rest.Config) error {
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			rest := strings.TrimPrefix(pr.In.URL.Path, Prefix+name)
-			pr.Out.URL.Scheme, pr.Out.URL.Host = target.Scheme, target.Host
-			pr.Out.URL.Path = strings.TrimSuffix(target.Path, "/") + rest
+			pr.Out.URL.Scheme, pr.Out.URL.Host = dst.Scheme, dst.Host
+			pr.Out.URL.Path = strings.TrimSuffix(dst.Path, "/") + rest
 			pr.Out.URL.RawPath = ""
 			pr.Out.Host = ""
 			for k := range pr.Out.Header {
-				if k == "Authorization" || strings.HasPrefix(k, "X-Remote-") || strings.HasPrefix(k, "Impersonate-") {
+				if k == "Authorization" || strings.HasPrefix(k, "X-Remote-") || strings.HasPrefix(k, "X-Meshplane-") || strings.HasPrefix(k, "Impersonate-") {
 					pr.Out.Header.Del(k)
 				}
 			}
@@ -68,7 +85,7 @@ func (p *Proxy) Set(name string, cfg *rest.Config) error {
 		},
 	}
 	p.mu.Lock()
-	p.targets[name] = rp
+	p.targets[name] = target{cluster: cluster, proxy: rp}
 	p.mu.Unlock()
 	return nil
 }
@@ -97,12 +114,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name, _, _ := strings.Cut(rest, "/")
 	p.mu.RLock()
-	rp := p.targets[name]
+	t, ok := p.targets[name]
 	p.mu.RUnlock()
-	if rp == nil {
+	if !ok {
 		http.Error(w, fmt.Sprintf("kubecluster %q is not ready", name), http.StatusServiceUnavailable)
 		return
 	}
+	if r.Header.Get(MountClusterHeader) != t.cluster || r.Header.Get(MountRefHeader) != RefPrefix+name {
+		klog.V(2).InfoS("Refusing a request for another mount", "kubecluster", name, "cluster", r.Header.Get(MountClusterHeader), "ref", r.Header.Get(MountRefHeader))
+		http.Error(w, fmt.Sprintf("this URL serves only the mount of KubeCluster %s in its own workspace", name), http.StatusForbidden)
+		return
+	}
 	klog.V(4).InfoS("Forwarding", "kubecluster", name, "user", r.Header.Get("X-Remote-User"), "method", r.Method, "path", r.URL.Path)
-	rp.ServeHTTP(w, r)
+	t.proxy.ServeHTTP(w, r)
 }

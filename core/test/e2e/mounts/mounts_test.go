@@ -168,8 +168,12 @@ func TestMountedWorkspace(t *testing.T) {
 	through.Run(t, "create", "configmap", "made-through-mount", "-n", "default")
 	inTarget.Run(t, "get", "configmap", "made-through-mount", "-n", "default")
 
-	users, authz, clients := ms.seen()
+	users, authz, clients, mountHeaders := ms.seen()
+	wantMount := mounted + " " + org.Cluster + " test.mounts.meshplane.io/Mountpoint/mp"
 	for i := range users {
+		if mountHeaders[i] != wantMount {
+			t.Fatalf("request %d reached the mount server with mount headers %q, want %q", i, mountHeaders[i], wantMount)
+		}
 		if users[i] == "" || authz[i] != "" {
 			t.Fatalf("request %d reached the mount server with X-Remote-User=%q Authorization=%q: want the caller's name and no credentials", i, users[i], authz[i])
 		}
@@ -265,7 +269,7 @@ subjects:
 		_, errOut, err := bob.RunErr(t, "get", "namespaces")
 		return err == nil, errOut
 	})
-	users, _, _ := ms.seen()
+	users, _, _, _ := ms.seen()
 	if users[len(users)-1] != "bob" {
 		t.Errorf("the mount server was told the caller is %q, want bob", users[len(users)-1])
 	}

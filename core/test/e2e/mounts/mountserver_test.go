@@ -27,6 +27,7 @@ type mountServer struct {
 	users   []string
 	authz   []string
 	clients []string
+	mounts  []string
 }
 
 func startMountServer(t *testing.T, s *framework.Server, targetPath string) *mountServer {
@@ -60,6 +61,7 @@ func startMountServer(t *testing.T, s *framework.Server, targetPath string) *mou
 		m.mu.Lock()
 		m.users = append(m.users, r.Header.Get("X-Remote-User"))
 		m.authz = append(m.authz, r.Header.Get("Authorization"))
+		m.mounts = append(m.mounts, r.Header.Get("X-Meshplane-Mount-Workspace")+" "+r.Header.Get("X-Meshplane-Mount-Cluster")+" "+r.Header.Get("X-Meshplane-Mount-Ref"))
 		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
 			m.clients = append(m.clients, r.TLS.PeerCertificates[0].Subject.CommonName)
 		}
@@ -77,10 +79,11 @@ func startMountServer(t *testing.T, s *framework.Server, targetPath string) *mou
 	return m
 }
 
-// seen returns the X-Remote-User values, Authorization headers and client
-// certificate names of the requests so far.
-func (m *mountServer) seen() (users, authz, clients []string) {
+// seen returns the X-Remote-User values, Authorization headers, client
+// certificate names and mount headers (workspace, cluster, ref) of the
+// requests so far.
+func (m *mountServer) seen() (users, authz, clients, mounts []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]string{}, m.users...), append([]string{}, m.authz...), append([]string{}, m.clients...)
+	return append([]string{}, m.users...), append([]string{}, m.authz...), append([]string{}, m.clients...), append([]string{}, m.mounts...)
 }

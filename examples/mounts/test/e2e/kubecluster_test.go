@@ -103,6 +103,23 @@ func TestKubeClusterMountsAnotherMeshplane(t *testing.T) {
 	through.Run(t, "create", "configmap", "from-a", "-n", "default")
 	inTarget.Run(t, "get", "configmap", "from-a", "-n", "default")
 
+	// Anyone may write a mount object: one in another workspace that copies
+	// the KubeCluster's URL gets a 403 from the proxy, not B's API.
+	other := a.CreateOrg(t, "thief")
+	inOther := a.KubectlFor(other.Path)
+	inOther.Run(t, "apply", "-f", filepath.Join("..", "..", "config", "kubeclusters.yaml"))
+	framework.Eventually(t, 30*time.Second, 200*time.Millisecond, "the KubeCluster CRD to be served", func() (bool, string) {
+		_, errOut, err := inOther.RunErr(t, "get", "kubeclusters")
+		return err == nil, errOut
+	})
+	inOther.RunStdin(t, kubeCluster("b"), "create", "-f", "-")
+	inOther.Run(t, "patch", "kubecluster", "b", "--subresource=status", "--type=merge", "-p", fmt.Sprintf(`{"status":{"phase":"Ready","URL":%q}}`, url))
+	inOther.RunStdin(t, mountedWorkspace("copy", "b"), "create", "-f", "-")
+	waitPhase(t, inOther, "Ready", "workspace", "copy")
+	if resp := a.AdminRequest(t, http.MethodGet, "/clusters/"+other.Path+":copy/api/v1/namespaces/default/configmaps", nil); resp.Code != http.StatusForbidden {
+		t.Errorf("a copied mount URL: GET through it answered %d, want 403 from the proxy: %s", resp.Code, resp)
+	}
+
 	// B's credentials go: the mount is Connecting, the workspace
 	// Unavailable, requests get a 503.
 	inOrg.Run(t, "delete", "secret", "b-kubeconfig", "-n", "default")
