@@ -81,9 +81,9 @@ func TestDocsWalkThrough(t *testing.T) {
 	for _, want := range []string{
 		"kubecluster.mounts.examples.meshplane.io/b condition met", // Ready
 		"workspace.tenancy.kcp.io/b condition met",                 // Ready, then Unavailable
-		"hello-from-b",                                             // B's configmap through the mount
+		"hello-from-b", // B's configmap through the mount
 		"\nhi\n",
-		"Mount is not reporting ready",  // the condition's message
+		"Mount is not reporting ready", // the condition's message
 		"is a mount that is not ready", // the 503
 	} {
 		if !strings.Contains(out.String(), want) {
