@@ -8,7 +8,8 @@
 #     --workspaces 50 --bindings 5 --vw-large=false --vw-watch-consumers 20
 #   the workspace memory target: scripts/bench.sh --workspaces-10k
 #
-# Expects bin/meshplane and bin/meshplane-bench (built by `make build`); this
+# Expects bin/meshplane and bin/meshplane-bench (and, for the mounts part,
+# bin/kubecluster-mounts), built by `make build`; this
 # script builds nothing. It creates a temporary root directory, picks free
 # 127.0.0.1 ports, lets meshplane-bench start the server (measuring
 # start-to-ready and RSS), run all phases (configmaps, logical clusters, kcp
@@ -84,5 +85,22 @@ if [[ ${GW_BENCH:-1} != 0 ]]; then
 			grep -E '^(Benchmark|ok|FAIL|---)' || true
 		echo '```'
 		cat "$DIR/gateway.md" 2>/dev/null || true
+	} | tee -a bench-results.md
+fi
+
+# Workspace mounts: GET and LIST of 500 configmaps straight to a target
+# Meshplane, to the example proxy's mount URL, and through a mounted
+# workspace of a second core; and how fast a Workspace follows its mount
+# object. The test kit starts both cores (bin/meshplane) and
+# bin/kubecluster-mounts. Skip with MOUNTS_BENCH=0.
+if [[ ${MOUNTS_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## workspace mounts $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		MOUNTS_BENCH_RUN=1 MOUNTS_BENCH_OUT="$DIR/mounts.md" MESHPLANE_BIN="$ROOT/bin/meshplane" \
+			KUBECLUSTER_MOUNTS_BIN="$ROOT/bin/kubecluster-mounts" \
+			go test -count=1 -run 'TestMountsBench' ./examples/mounts/test/bench/ 2>&1 | grep -E '^(ok|FAIL|---)' || true
+		cat "$DIR/mounts.md" 2>/dev/null || true
 	} | tee -a bench-results.md
 fi
