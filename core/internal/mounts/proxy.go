@@ -124,6 +124,10 @@ type urlKey struct{}
 // ServeHTTP proxies an authorized request to the mount's status.URL, or
 // answers 503 while the mount is not Ready.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	instrument(w, func(w http.ResponseWriter) { h.serve(w, r) })
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	t, ok := targetFrom(r.Context())
 	if !ok {
 		h.fail(w, r, apierrors.NewInternalError(fmt.Errorf("no mounted workspace in the request")))

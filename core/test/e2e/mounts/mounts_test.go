@@ -217,6 +217,14 @@ func TestMountedWorkspace(t *testing.T) {
 	inOrg.Run(t, "delete", "mountpoints.test.mounts.meshplane.io", "mp")
 	waitWorkspace(t, inOrg, "remote", "Unavailable", "False/MountObjectNotFound")
 
+	// Requests to mounts are counted on /metrics.
+	metrics := string(s.AdminRequest(t, http.MethodGet, "/metrics", nil).Body)
+	for _, want := range []string{`meshplane_mount_requests_total{code="200"}`, `meshplane_mount_requests_total{code="503"}`, "meshplane_mount_request_duration_seconds_bucket"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
 	// The mounted workspace can be deleted.
 	inOrg.Run(t, "delete", "workspace", "remote", "--wait=true", "--timeout=30s")
 }
