@@ -88,6 +88,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
+// HasSynced reports whether the KubeClusters have been listed.
+func (c *Controller) HasSynced() bool { return c.informer.HasSynced() }
+
 func (c *Controller) next(ctx context.Context) bool {
 	key, quit := c.queue.Get()
 	if quit {

@@ -18,9 +18,18 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 )
+
+// Requests counts the proxy's requests by result: forwarded, refused (no
+// or a wrong client certificate, or another mount), unavailable (no Ready
+// KubeCluster of that name).
+var Requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "kubecluster_mounts_requests_total",
+	Help: "Requests to the example mount proxy by result (forwarded, refused, unavailable).",
+}, []string{"result"})
 
 // Prefix starts the path of every mounted API.
 const Prefix = "/kubeclusters/"
@@ -100,10 +109,12 @@ func (p *Proxy) Remove(name string) {
 // ServeHTTP implements http.Handler.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+		Requests.WithLabelValues("refused").Inc()
 		http.Error(w, "a client certificate is required", http.StatusUnauthorized)
 		return
 	}
 	if cn := r.TLS.VerifiedChains[0][0].Subject.CommonName; len(p.AllowedClients) > 0 && !slices.Contains(p.AllowedClients, cn) {
+		Requests.WithLabelValues("refused").Inc()
 		http.Error(w, fmt.Sprintf("client %q is not allowed", cn), http.StatusForbidden)
 		return
 	}
@@ -117,14 +128,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t, ok := p.targets[name]
 	p.mu.RUnlock()
 	if !ok {
+		Requests.WithLabelValues("unavailable").Inc()
 		http.Error(w, fmt.Sprintf("kubecluster %q is not ready", name), http.StatusServiceUnavailable)
 		return
 	}
 	if r.Header.Get(MountClusterHeader) != t.cluster || r.Header.Get(MountRefHeader) != RefPrefix+name {
 		klog.V(2).InfoS("Refusing a request for another mount", "kubecluster", name, "cluster", r.Header.Get(MountClusterHeader), "ref", r.Header.Get(MountRefHeader))
+		Requests.WithLabelValues("refused").Inc()
 		http.Error(w, fmt.Sprintf("this URL serves only the mount of KubeCluster %s in its own workspace", name), http.StatusForbidden)
 		return
 	}
 	klog.V(4).InfoS("Forwarding", "kubecluster", name, "user", r.Header.Get("X-Remote-User"), "method", r.Method, "path", r.URL.Path)
+	Requests.WithLabelValues("forwarded").Inc()
 	t.proxy.ServeHTTP(w, r)
 }

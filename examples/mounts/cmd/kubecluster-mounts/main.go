@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
@@ -45,7 +47,7 @@ func run() error {
 		keyFile      = flag.String("tls-private-key-file", "", "key of --tls-cert-file")
 		certDir      = flag.String("cert-dir", ".kubecluster-mounts", "where the self-signed serving certificate is kept (give "+serving.CertFile+" to the core's --mount-ca-file)")
 		recheck      = flag.Duration("recheck-interval", 10*time.Second, "how often targets are checked again")
-		healthListen = flag.String("health-address", "", "plain HTTP address for /healthz (off when empty)")
+		healthListen = flag.String("health-address", "", "plain HTTP address for /healthz, /livez, /readyz and /metrics (off when empty)")
 	)
 	klog.InitFlags(nil)
 	flag.Parse()
@@ -89,7 +91,18 @@ func run() error {
 	go func() { errs <- srv.ServeTLS(ln, "", "") }()
 	if *healthListen != "" {
 		mux := http.NewServeMux()
-		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+		ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
+		mux.HandleFunc("/healthz", ok)
+		mux.HandleFunc("/livez", ok)
+		mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+			if !ctl.HasSynced() {
+				http.Error(w, "KubeClusters not listed yet", http.StatusServiceUnavailable)
+				return
+			}
+			ok(w, r)
+		})
+		prometheus.MustRegister(proxy.Requests)
+		mux.Handle("/metrics", promhttp.Handler())
 		hs := &http.Server{Addr: *healthListen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { errs <- hs.ListenAndServe() }()
 		defer hs.Close()

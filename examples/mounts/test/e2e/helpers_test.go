@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,16 +49,19 @@ func mountsBinary(t *testing.T) string {
 }
 
 // startMounts runs kubecluster-mounts for the KubeClusters of the
-// workspace kubeconfig points at, trusting the core's CA for clients.
-func startMounts(t *testing.T, s *framework.Server, kubeconfig string) {
+// workspace kubeconfig points at, trusting the core's CA for clients, and
+// returns the base URL of its health and metrics endpoints once /readyz
+// answers.
+func startMounts(t *testing.T, s *framework.Server, kubeconfig string) string {
 	t.Helper()
-	ports, err := process.FreePorts(1)
+	ports, err := process.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := &logBuffer{}
 	cmd := exec.Command(mountsBinary(t), "--kubeconfig", kubeconfig, "--listen-address", "127.0.0.1:"+strconv.Itoa(ports[0]),
-		"--client-ca-file", filepath.Join(s.RootDir, "ca.crt"), "--cert-dir", certDir, "--recheck-interval", "1s", "-v", "4")
+		"--client-ca-file", filepath.Join(s.RootDir, "ca.crt"), "--cert-dir", certDir, "--recheck-interval", "1s", "-v", "4",
+		"--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
 	cmd.Stdout, cmd.Stderr = log, log
 	p, err := process.StartProcess(cmd)
 	if err != nil {
@@ -69,10 +73,19 @@ func startMounts(t *testing.T, s *framework.Server, kubeconfig string) {
 			t.Logf("kubecluster-mounts log:\n%s", log.String())
 		}
 	})
-	framework.Eventually(t, 30*time.Second, 100*time.Millisecond, "the proxy's serving certificate", func() (bool, string) {
-		_, err := os.Stat(filepath.Join(certDir, "serving.crt"))
-		return err == nil, log.String()
+	health := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	framework.Eventually(t, 30*time.Second, 100*time.Millisecond, "kubecluster-mounts to be ready", func() (bool, string) {
+		if _, err := os.Stat(filepath.Join(certDir, "serving.crt")); err != nil {
+			return false, log.String()
+		}
+		resp, err := http.Get(health + "/readyz")
+		if err != nil {
+			return false, err.Error()
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
 	})
+	return health
 }
 
 // logBuffer collects a process's output; safe for concurrent use.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -78,7 +79,7 @@ func TestKubeClusterMountsAnotherMeshplane(t *testing.T) {
 	kubeconfigB := adminKubeconfig(t, b, target.Path)
 	inOrg.Run(t, "create", "secret", "generic", "b-kubeconfig", "-n", "default", "--from-file=kubeconfig="+kubeconfigB)
 	inOrg.RunStdin(t, kubeCluster("b"), "create", "-f", "-")
-	startMounts(t, a, adminKubeconfig(t, a, org.Path))
+	health := startMounts(t, a, adminKubeconfig(t, a, org.Path))
 	waitPhase(t, inOrg, "Ready", "kubecluster", "b")
 	url := inOrg.Run(t, "get", "kubecluster", "b", "-o", "jsonpath={.status.URL}")
 
@@ -118,6 +119,18 @@ func TestKubeClusterMountsAnotherMeshplane(t *testing.T) {
 	waitPhase(t, inOther, "Ready", "workspace", "copy")
 	if resp := a.AdminRequest(t, http.MethodGet, "/clusters/"+other.Path+":copy/api/v1/namespaces/default/configmaps", nil); resp.Code != http.StatusForbidden {
 		t.Errorf("a copied mount URL: GET through it answered %d, want 403 from the proxy: %s", resp.Code, resp)
+	}
+
+	resp, err := http.Get(health + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	for _, want := range []string{`kubecluster_mounts_requests_total{result="forwarded"}`, `kubecluster_mounts_requests_total{result="refused"}`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("the proxy's /metrics lacks %s", want)
+		}
 	}
 
 	// B's credentials go: the mount is Connecting, the workspace
