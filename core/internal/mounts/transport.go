@@ -25,7 +25,7 @@ type TransportOptions struct {
 
 // NewTransport returns the transport to mount servers.
 func NewTransport(o TransportOptions) (http.RoundTripper, error) {
-	roots := &rootPool{files: o.CAFiles, seen: map[string]time.Time{}}
+	roots := &rootPool{files: o.CAFiles, seen: map[string]fileVersion{}}
 	cfg := &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		// The chain is verified in VerifyConnection against roots that
@@ -46,12 +46,19 @@ func NewTransport(o TransportOptions) (http.RoundTripper, error) {
 	return t, nil
 }
 
+// fileVersion tells a changed file: modification time and size (a
+// rewrite within one timestamp tick still changes the size, mostly).
+type fileVersion struct {
+	mod  time.Time
+	size int64
+}
+
 // rootPool is the system's roots plus the CA files, re-read when a
-// file's modification time changes.
+// file's modification time or size changes.
 type rootPool struct {
 	files []string
 	mu    sync.Mutex
-	seen  map[string]time.Time
+	seen  map[string]fileVersion
 	pool  *x509.CertPool
 }
 
@@ -61,7 +68,7 @@ func (p *rootPool) get() *x509.CertPool {
 	changed := p.pool == nil
 	for _, f := range p.files {
 		st, err := os.Stat(f)
-		if err == nil && !st.ModTime().Equal(p.seen[f]) {
+		if err == nil && (fileVersion{st.ModTime(), st.Size()}) != p.seen[f] {
 			changed = true
 		}
 	}
@@ -79,7 +86,7 @@ func (p *rootPool) get() *x509.CertPool {
 		}
 		if pem, err := os.ReadFile(f); err == nil {
 			pool.AppendCertsFromPEM(pem)
-			p.seen[f] = st.ModTime()
+			p.seen[f] = fileVersion{st.ModTime(), st.Size()}
 		}
 	}
 	p.pool = pool

@@ -73,7 +73,19 @@ func startMountServer(t *testing.T, s *framework.Server, targetPath string) *mou
 	t.Cleanup(m.Close)
 	// The core trusts mount servers whose CA is in --mount-ca-file.
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: m.Certificate().Raw})
-	if err := os.WriteFile(mountCAFile, certPEM, 0o644); err != nil {
+	// Written whole (rename), as parallel tests write the same file while
+	// the core may read it.
+	tmp, err := os.CreateTemp(filepath.Dir(mountCAFile), "mount-ca-*.tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tmp.Write(certPEM); err != nil {
+		t.Fatal(err)
+	}
+	if err := tmp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp.Name(), mountCAFile); err != nil {
 		t.Fatal(err)
 	}
 	return m
