@@ -92,7 +92,7 @@ func TestParse(t *testing.T) {
 	good := configYAML(srv, "", iss...)
 	for _, tc := range []struct {
 		name, yaml, wantErr string
-		disallowed         []string
+		disallowed          []string
 	}{
 		{name: "v1", yaml: good},
 		{name: "v1beta1", yaml: strings.Replace(good, "apiserver.config.k8s.io/v1", "apiserver.config.k8s.io/v1beta1", 1)},

@@ -43,8 +43,11 @@ type clusterMap struct {
 	paths map[string]string
 }
 
-func (c clusterMap) Get(name string) (*corev1alpha1.LogicalCluster, bool) { lc, ok := c.lcs[name]; return lc, ok }
-func (c clusterMap) Resolve(p string) (string, bool)                     { n, ok := c.paths[p]; return n, ok }
+func (c clusterMap) Get(name string) (*corev1alpha1.LogicalCluster, bool) {
+	lc, ok := c.lcs[name]
+	return lc, ok
+}
+func (c clusterMap) Resolve(p string) (string, bool) { n, ok := c.paths[p]; return n, ok }
 
 func lc(name, typ string) *corev1alpha1.LogicalCluster {
 	return &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster",
