@@ -39,7 +39,7 @@ spec:
       username: {claim: email, prefix: "corp:"}
       groups: {claim: groups, prefix: ""}
 `, corp.URL, indent(issuers.CAPEM(), "        "))
-	k.RunStdin(t, wac, "apply", "-f", "-")
+	k.RunStdin(t, wac, "apply", "--server-side", "-f", "-")
 	k.RunStdin(t, fmt.Sprintf(`apiVersion: tenancy.kcp.io/v1alpha1
 kind: WorkspaceType
 metadata: {name: corp-team}
