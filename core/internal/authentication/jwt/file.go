@@ -25,7 +25,8 @@ const healthyTimeout = 10 * time.Second
 // File authenticates with the configuration of a file and follows the
 // file: a changed file that is valid and whose issuers answer replaces the
 // running authenticators; an invalid one is logged and the running
-// configuration stays, as in kube-apiserver.
+// configuration stays, as in kube-apiserver. A valid one whose issuers do
+// not answer within 10s is tried again on the next round.
 type File struct {
 	path    string
 	opts    Options
@@ -77,24 +78,27 @@ func (f *File) reload(ctx context.Context) {
 	if bytes.Equal(data, f.data) {
 		return
 	}
-	f.data = data
 	c, err := Parse(data, f.opts.DisallowedIssuers)
 	if err != nil {
+		f.data = data // not tried again until the file changes
 		logger.Error(err, "Invalid authentication configuration; keeping the running one")
 		return
 	}
 	a, err := New(ctx, c.JWT, f.opts)
 	if err != nil {
+		f.data = data
 		logger.Error(err, "Building the authenticators; keeping the running ones")
 		return
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, healthyTimeout, true, func(context.Context) (bool, error) {
 		return a.Healthy() == nil, nil
 	}); err != nil {
+		// Tried again on the next round: the issuers may come up.
 		logger.Error(a.Healthy(), "The changed authentication configuration's issuers did not answer; keeping the running one")
 		a.Stop()
 		return
 	}
+	f.data = data
 	if old := f.current.Swap(a); old != nil {
 		old.Stop()
 	}
