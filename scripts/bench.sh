@@ -69,6 +69,31 @@ start_cmd=$(printf '%q ' "$ROOT/bin/meshplane" start \
 		"$@"
 } | tee bench-results.md
 
+# The core's issue-8 machinery, from Go benchmarks (CORE_BENCH=0 skips):
+# warm service-account token and OIDC JWT authentication (p50/p99 per
+# request, in the server's authenticators), ConfigMap creates/s with no
+# webhook vs one validating webhook (a real HTTPS webhook on loopback), and
+# deleting an owner of 10,000 dependents until all are gone (background
+# and foreground; ns/op is that time). The e2e ones start their own core
+# from bin/meshplane.
+if [[ ${CORE_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## core: authentication, admission webhook, garbage collection $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		echo '```'
+		go test -count=1 -run '^$' -bench 'WarmTokenInformer' -benchtime 20000x ./core/internal/serviceaccount/ 2>&1 |
+			grep -E '^(Benchmark|FAIL|--- FAIL)' || true
+		go test -count=1 -run '^$' -bench 'WarmJWT|VerifyJWT' -benchtime 20000x ./core/internal/authentication/jwt/ 2>&1 |
+			grep -E '^(Benchmark|FAIL|--- FAIL)' || true
+		MESHPLANE_BIN="$ROOT/bin/meshplane" go test -count=1 -run '^$' -bench 'CreateConfigMap' -benchtime "${CORE_BENCH_CREATES:-500}x" \
+			./core/test/e2e/admission/ 2>&1 | grep -E '^(Benchmark|FAIL|--- FAIL)' || true
+		MESHPLANE_BIN="$ROOT/bin/meshplane" go test -count=1 -timeout 30m -run '^$' -bench 'Cascade10000' -benchtime 1x \
+			./core/test/e2e/gc/ 2>&1 | grep -E '^(Benchmark|FAIL|--- FAIL)' || true
+		echo '```'
+	} | tee -a bench-results.md
+fi
+
 # The GraphQL gateway: a list of 100 configmaps through GraphQL and over
 # REST, schema generation with 50 bound APIs, and GW_BENCH_WORKSPACES
 # (default 1000) workspaces sharing one schema. The kit starts its own core

@@ -17,6 +17,7 @@ import (
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/auditlog"
 	"github.com/meshplane/meshplane/core/internal/authentication"
+	"github.com/meshplane/meshplane/core/internal/authentication/jwt"
 	"github.com/meshplane/meshplane/core/internal/certs"
 	"github.com/meshplane/meshplane/core/internal/openapi/definitions"
 	"github.com/meshplane/meshplane/core/internal/server/options"
@@ -38,6 +39,8 @@ type Config struct {
 	// ServiceAccountIssuer mints them.
 	ServiceAccountKeys   *serviceaccount.Keys
 	ServiceAccountIssuer *serviceaccount.Issuer
+	// JWT are the issuers of --authentication-config (nil without it).
+	JWT *jwt.File
 
 	auditFile *os.File
 }
@@ -74,6 +77,9 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 	}
 	c := &Config{Options: opts, TokenAuthenticator: tokenAuthn, CAFile: caFile, Tokens: tokens}
 	if err := c.loadServiceAccountKeys(); err != nil {
+		return nil, err
+	}
+	if err := c.loadAuthenticationConfig(); err != nil {
 		return nil, err
 	}
 	if c.Generic, err = c.genericConfig(); err != nil {

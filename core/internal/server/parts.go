@@ -60,6 +60,7 @@ type parts struct {
 	// serviceAccounts: the service-account token authenticator and the
 	// informers it and the service account controller share.
 	serviceAccounts *serviceAccounts
+	jwt             *jwtParts
 	quota           *quotaParts
 	// mounts: workspace mounts (nil with the WorkspaceMounts gate off).
 	mounts *mountParts
@@ -85,7 +86,10 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	}
 	// The service-account authenticator reads this informer too.
 	p.informers[reflect.TypeOf(&corev1.ServiceAccount{})] = p.serviceAccounts.informer
-	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator), p.authz, p.rules)
+	if err := p.newJWT(); err != nil {
+		return nil, err
+	}
+	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator, p.jwt.tokens), p.authz, p.rules)
 	namespaces := namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore))
 	namespaces.Deleting = p.clusterDeleting
 	quotaAdmission, err := p.newQuota()

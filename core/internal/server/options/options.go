@@ -23,6 +23,9 @@ type Options struct {
 	ExternalHostname       string
 	TokenAuthFile          string
 	ClientCAFile           string
+	// AuthenticationConfig is kube-apiserver's structured authentication
+	// configuration file (JWT issuers), reloaded when it changes.
+	AuthenticationConfig string
 	// KubeconfigPath is where the admin kubeconfig is written (default
 	// <root-directory>/admin.kubeconfig).
 	KubeconfigPath string
@@ -75,6 +78,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "External etcd endpoints to use instead of the embedded etcd (comma separated).")
 	fs.StringVar(&o.ExternalHostname, "external-hostname", o.ExternalHostname, "Host name (and optional port) clients reach the server at; used in URLs the server hands out. Defaults to the bind address and secure port.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
+	fs.StringVar(&o.AuthenticationConfig, "authentication-config", o.AuthenticationConfig,
+		"File with an AuthenticationConfiguration (apiserver.config.k8s.io v1, v1beta1 or v1alpha1): JWT issuers (OIDC) whose tokens authenticate users, as kube-apiserver's flag; reloaded when the file changes.")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that signs accepted x509 client certificates (CN = user, O = groups).")
 	fs.StringVar(&o.KubeconfigPath, "kubeconfig-path", o.KubeconfigPath, "Where to write the admin kubeconfig (default <root-directory>/admin.kubeconfig).")
 	fs.Int64Var(&o.EmbeddedEtcdWALSizeBytes, "embedded-etcd-wal-size-bytes", o.EmbeddedEtcdWALSizeBytes, "Size of the embedded etcd's WAL segment files (0: etcd's default of 64 MB).")
@@ -121,6 +126,7 @@ func (o *Options) Validate() []error {
 		}
 	}
 	for name, f := range map[string]string{"--token-auth-file": o.TokenAuthFile, "--client-ca-file": o.ClientCAFile,
+		"--authentication-config":            o.AuthenticationConfig,
 		"--service-account-signing-key-file": o.ServiceAccountSigningKeyFile} {
 		if f == "" {
 			continue

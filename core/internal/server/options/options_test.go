@@ -15,11 +15,12 @@ func TestValidate(t *testing.T) {
 	o.BindAddress = "not-an-ip"
 	o.SecurePort = 70000
 	o.TokenAuthFile = "/does/not/exist"
+	o.AuthenticationConfig = "/does/not/exist.yaml"
 	errs := o.Validate()
-	if len(errs) != 3 {
-		t.Fatalf("want 3 errors, got %v", errs)
+	if len(errs) != 4 {
+		t.Fatalf("want 4 errors, got %v", errs)
 	}
-	for _, want := range []string{"--bind-address", "--secure-port", "--token-auth-file"} {
+	for _, want := range []string{"--bind-address", "--secure-port", "--token-auth-file", "--authentication-config"} {
 		found := false
 		for _, e := range errs {
 			found = found || strings.Contains(e.Error(), want)
