@@ -47,9 +47,11 @@ test: build vet test-deps
 	$(BIN_ENV) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
 ## test-deps: what tests need beyond Go: Debian's chromium for the GraphiQL
-## browser test (idempotent; skipped when /usr/bin/chromium exists)
+## browser test and Debian's postgresql for the tests that start a PostgreSQL
+## server (sdk/testing/postgres); idempotent, skipped when installed
 test-deps:
 	./scripts/install-chromium.sh
+	./scripts/install-postgresql.sh
 
 ## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
 generate:
