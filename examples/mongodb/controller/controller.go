@@ -36,9 +36,8 @@ const (
 	LabelCluster   = "mongodb.examples.meshplane.io/cluster"
 	LabelNamespace = "mongodb.examples.meshplane.io/namespace"
 	LabelName      = "mongodb.examples.meshplane.io/name"
-	// LabelManagedBy marks the consumer Secrets the provider wrote (and may overwrite).
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	// ManagedBy is LabelManagedBy's value.
+	// ManagedBy is the consumersecret.LabelManagedBy value of the
+	// consumer Secrets the provider wrote (and may overwrite).
 	ManagedBy = "mongodb-provider"
 	// Username is the database user the provider creates for the consumer.
 	Username = "app"

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/meshplane/meshplane/examples/internal/consumersecret"
+
 	mongodbv1alpha1 "github.com/meshplane/meshplane/examples/mongodb/api/v1alpha1"
 )
 
@@ -46,11 +48,8 @@ func (r *reconciler) delete(ctx context.Context, c client.Client, s *state) erro
 	} else if !apierrors.IsNotFound(err) {
 		return err
 	}
-	api := s.secrets.CoreV1().Secrets(s.db.Namespace)
-	if sec, err := api.Get(ctx, secretName(s.db.Name), metav1.GetOptions{}); err == nil && sec.Labels[LabelManagedBy] == ManagedBy {
-		if err := api.Delete(ctx, sec.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting secret %s: %w", sec.Name, err)
-		}
+	if err := consumersecret.Delete(ctx, s.secrets, s.db.Namespace, secretName(s.db.Name), ManagedBy); err != nil {
+		return fmt.Errorf("deleting the connection Secret: %w", err)
 	}
 	controllerutil.RemoveFinalizer(s.db, Finalizer)
 	if err := c.Update(ctx, s.db); err != nil && !apierrors.IsNotFound(err) {
