@@ -3,11 +3,9 @@ module github.com/meshplane/meshplane/examples
 go 1.26.3
 
 require (
-	github.com/jackc/pgx/v5 v5.10.0
 	github.com/go-logr/logr v1.4.4
+	github.com/jackc/pgx/v5 v5.10.0
 	github.com/kcp-dev/sdk v0.32.0
-	github.com/meshplane/meshplane/apis v0.0.0
-	github.com/meshplane/meshplane/platform v0.0.0
 	github.com/meshplane/meshplane/providers v0.0.0
 	github.com/meshplane/meshplane/sdk v0.0.0
 	go.uber.org/zap v1.27.1
@@ -46,6 +44,9 @@ require (
 	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.2 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/kcp-dev/apimachinery/v2 v2.32.0 // indirect
 	github.com/kcp-dev/logicalcluster/v3 v3.0.5 // indirect
