@@ -33,9 +33,10 @@ build:
 	cd examples && $(GO) build -o $(BIN)/ ./mongodb/cmd/mongodb-provider ./postgres/cmd/postgres-provider
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
-## <ROOT_DIR>/platform.env appears once everything is ready
+## <ROOT_DIR>/platform.env appears once everything is ready; EXAMPLES=mongodb,postgres
+## also starts the example providers (docs/examples.md)
 run: build
-	$(BIN)/meshplane-platform --root-directory $(ROOT_DIR) --port-base $(PORT_BASE)
+	$(BIN)/meshplane-platform --root-directory $(ROOT_DIR) --port-base $(PORT_BASE) $(if $(EXAMPLES),--examples $(EXAMPLES))
 
 ## vet: gofmt and go vet across all modules
 vet:

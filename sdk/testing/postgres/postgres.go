@@ -33,6 +33,8 @@ type Options struct {
 	BinDir string
 	// Port to listen on (127.0.0.1); 0 picks a free one.
 	Port int
+	// Password of Superuser; empty: a random one.
+	Password string
 	// Keep leaves the directory in place after Stop (for debugging).
 	Keep bool
 }
@@ -123,7 +125,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return fail(err)
 		}
 	}
-	s.Password = randomHex(16)
+	s.Password = opts.Password
+	if s.Password == "" {
+		s.Password = randomHex(16)
+	}
 	pwfile := filepath.Join(dir, "pwfile")
 	if err := writeOwned(pwfile, s.Password+"\n", cred); err != nil {
 		return fail(err)
