@@ -90,7 +90,7 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 	if err := kit.Manager.GetLocalManager().Add(downstream); err != nil {
 		return err
 	}
-	if err := controller.SetupWithManager(kit.Manager, controller.Options{Downstream: downstream, Namespace: o.DownstreamNamespace}); err != nil {
+	if err := controller.SetupWithManager(kit.Manager, controller.Options{Downstream: downstream, Namespace: o.DownstreamNamespace, Workers: o.Workers}); err != nil {
 		return err
 	}
 	log.Info("starting", "virtualWorkspace", kit.URL, "downstream", dcfg.Host, "namespace", o.DownstreamNamespace)
