@@ -199,6 +199,16 @@ func TestMongoDBProvider(t *testing.T) {
 		m, _, _ := unstructured.NestedInt64(items[0].Object, "spec", "members")
 		return m == 5, fmt.Sprint(m)
 	})
+	// A change made downstream behind the provider's back is reverted.
+	e.s.KubectlFor(e.downstream.Path).Run(t, "-n", dsNS, "patch", "mongodbcommunity", ds.GetName(), "--type=merge", "-p", `{"spec":{"members":9}}`)
+	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "the downstream drift reverted to members 5", func() (bool, string) {
+		got, err := e.ds(t).Get(framework.CallContext(t), ds.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		m, _, _ := unstructured.NestedInt64(got.Object, "spec", "members")
+		return m == 5, fmt.Sprint(m)
+	})
 	waitMongoDB(t, s, a, "shop", "orders", "orders Creating again (3 of 5 members)", func(u *unstructured.Unstructured) bool {
 		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
 		return phase == mongodbv1alpha1.PhaseCreating
