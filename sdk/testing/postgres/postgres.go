@@ -109,7 +109,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		port = ports[0]
 	}
-	dir, err := os.MkdirTemp("", "meshplane-postgres-")
+	// The postgres OS user must reach the directory: a private $TMPDIR
+	// (mode 0700, root's) would stop it, /tmp does not.
+	parent := os.TempDir()
+	if cred != nil && !worldReachable(parent) {
+		parent = "/tmp"
+	}
+	dir, err := os.MkdirTemp(parent, "meshplane-postgres-")
 	if err != nil {
 		return nil, err
 	}
@@ -281,6 +287,26 @@ func runAs() (*syscall.Credential, error) {
 		return nil, err
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
+}
+
+// worldReachable reports whether every directory on the way to dir may be
+// entered by any user.
+func worldReachable(dir string) bool {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for {
+		fi, err := os.Stat(dir)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return true
+		}
+		dir = parent
+	}
 }
 
 func writeOwned(path, content string, cred *syscall.Credential) error {
