@@ -251,6 +251,23 @@ func TestMongoDBProvider(t *testing.T) {
 		}
 	})
 
+	t.Run("foreign Secret of the name", func(t *testing.T) {
+		s.KubectlFor(a.Path).Run(t, "-n", "shop", "create", "secret", "generic", "logs-connection", "--from-literal=mine=yes")
+		if _, err := s.Dynamic(t, a.Path).Resource(mongodbGVR).Namespace("shop").Create(framework.CallContext(t), mongoDB("logs", "shop", 1), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.operatorReports(t, e.waitDownstream(t, a, "logs"), "Running", 1)
+		waitMongoDB(t, s, a, "shop", "logs", "logs: SecretExists", conditionIs(mongodbv1alpha1.ConditionConnectionSecret, "False", "SecretExists"))
+		sec, err := kubernetes.NewForConfigOrDie(s.RESTConfig(t, a.Path)).CoreV1().Secrets("shop").Get(framework.CallContext(t), "logs-connection", metav1.GetOptions{})
+		if err != nil || len(sec.Data) != 1 || string(sec.Data["mine"]) != "yes" {
+			t.Errorf("the consumer's own Secret was overwritten: %v %v", sec.Data, err)
+		}
+		s.KubectlFor(a.Path).Run(t, "-n", "shop", "delete", "mongodb", "logs", "--timeout=60s")
+		if _, err := kubernetes.NewForConfigOrDie(s.RESTConfig(t, a.Path)).CoreV1().Secrets("shop").Get(framework.CallContext(t), "logs-connection", metav1.GetOptions{}); err != nil {
+			t.Errorf("deleting the MongoDB deleted the consumer's own Secret: %v", err)
+		}
+	})
+
 	t.Run("delete while the provider is stopped", func(t *testing.T) {
 		name := ds.GetName()
 		e.proc.Stop(t)
