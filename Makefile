@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk core gateway platform bench providers operators examples/mounts
+MODULES := apis sdk core gateway platform bench providers operators examples examples/mounts
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -31,11 +31,13 @@ build:
 	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
 	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator
 	cd examples/mounts && $(GO) build -o $(BIN)/ ./cmd/kubecluster-mounts
+	cd examples && $(GO) build -o $(BIN)/ ./mongodb/cmd/mongodb-provider ./postgres/cmd/postgres-provider
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
-## <ROOT_DIR>/platform.env appears once everything is ready
+## <ROOT_DIR>/platform.env appears once everything is ready; EXAMPLES=mongodb,postgres
+## also starts the example providers (docs/examples.md)
 run: build
-	$(BIN)/meshplane-platform --root-directory $(ROOT_DIR) --port-base $(PORT_BASE)
+	$(BIN)/meshplane-platform --root-directory $(ROOT_DIR) --port-base $(PORT_BASE) $(if $(EXAMPLES),--examples $(EXAMPLES))
 
 ## vet: gofmt and go vet across all modules
 vet:
@@ -48,9 +50,11 @@ test: build vet test-deps
 	$(BIN_ENV) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
 ## test-deps: what tests need beyond Go: Debian's chromium for the GraphiQL
-## browser test (idempotent; skipped when /usr/bin/chromium exists)
+## browser test and Debian's postgresql for the tests that start a PostgreSQL
+## server (sdk/testing/postgres); idempotent, skipped when installed
 test-deps:
 	./scripts/install-chromium.sh
+	./scripts/install-postgresql.sh
 
 ## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
 generate:

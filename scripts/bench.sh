@@ -129,3 +129,21 @@ if [[ ${MOUNTS_BENCH:-1} != 0 ]]; then
 		cat "$DIR/mounts.md" 2>/dev/null || true
 	} | tee -a bench-results.md
 fi
+
+# The example providers (examples/test/bench): Database create→Ready and
+# delete→gone on a throwaway PostgreSQL server, MongoDB create→downstream
+# object and downstream status→consumer Ready, EX_BENCH_N (default 20)
+# objects at once. The kit starts its own core; the providers run from
+# bin/. Skip with EX_BENCH=0.
+if [[ ${EX_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## example providers $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		EX_BENCH_RUN=1 EX_BENCH_OUT="$DIR/examples.md" MESHPLANE_BIN="$ROOT/bin/meshplane" \
+			PROVIDER_KUBECONFIG_BIN="$ROOT/bin/provider-kubeconfig" MONGODB_PROVIDER_BIN="$ROOT/bin/mongodb-provider" \
+			POSTGRES_PROVIDER_BIN="$ROOT/bin/postgres-provider" \
+			go test -count=1 -run TestExamplesBench ./examples/test/bench/ >"$DIR/examples.log" 2>&1 || tail -30 "$DIR/examples.log"
+		cat "$DIR/examples.md" 2>/dev/null || true
+	} | tee -a bench-results.md
+fi

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +18,8 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.BinDir, "bin-dir", "", "Directory holding the platform's binaries (default: the launcher's own directory).")
 	fs.BoolVar(&c.DemoUsers, "demo-users", true, "Create the demo users alice and bob (local runs only).")
 	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
+	examples := fs.String("examples", os.Getenv("EXAMPLES"), "Example providers to run too, comma-separated: "+strings.Join(Examples, ", ")+" (default $EXAMPLES; none by default).")
+	fs.StringVar(&c.ExamplesDir, "examples-dir", "", "Directory of the examples' manifests (default: ../examples from the bin directory).")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -24,12 +27,23 @@ func ParseFlags(args []string) (Config, error) {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	c.CoreArgs = strings.Fields(*coreArgs)
+	for _, e := range strings.Split(*examples, ",") {
+		if e = strings.TrimSpace(e); e != "" && !slices.Contains(c.Examples, e) {
+			c.Examples = append(c.Examples, e)
+		}
+	}
+	if err := ValidateExamples(c.Examples); err != nil {
+		return c, err
+	}
 	if c.BinDir == "" {
 		self, err := os.Executable()
 		if err != nil {
 			return c, err
 		}
 		c.BinDir = filepath.Dir(self)
+	}
+	if c.ExamplesDir == "" {
+		c.ExamplesDir = filepath.Join(c.BinDir, "..", "examples")
 	}
 	return c, c.Ports.Validate()
 }

@@ -29,6 +29,10 @@ type Config struct {
 	DemoUsers bool
 	// CoreArgs are appended to `meshplane start`.
 	CoreArgs []string
+	// Examples names the example providers to run too (see Examples).
+	Examples []string
+	// ExamplesDir holds the examples' manifests (examples/ of the repository).
+	ExamplesDir string
 	// Out receives the log stream.
 	Out io.Writer
 	// ReadyTimeout bounds the wait for each component.
@@ -45,7 +49,7 @@ func (c *Config) EnvFile() string { return filepath.Join(c.RootDir, platformenv.
 
 // components lists what the platform runs, in start order.
 func components(c *Config) []Component {
-	return []Component{coreComponent(c), accountOperatorComponent(c), graphqlComponent(c)}
+	return append([]Component{coreComponent(c), accountOperatorComponent(c), graphqlComponent(c)}, exampleComponents(c)...)
 }
 
 // Run starts the platform and supervises it until ctx ends (then it stops
@@ -63,7 +67,15 @@ func Run(ctx context.Context, c Config) error {
 	say := func(format string, args ...any) { logs.printf("launcher", format, args...) }
 
 	var running []*started
+	var cleanups []func() error
 	defer func() {
+		defer func() {
+			for i := len(cleanups) - 1; i >= 0; i-- {
+				if err := cleanups[i](); err != nil {
+					say("cleaning up: %v", err)
+				}
+			}
+		}()
 		os.Remove(c.EnvFile())
 		for i := len(running) - 1; i >= 0; i-- {
 			s := running[i]
@@ -83,6 +95,9 @@ func Run(ctx context.Context, c Config) error {
 	failed := make(chan *started, len(comps))
 	var env []platformenv.Entry
 	for _, comp := range comps {
+		if comp.Cleanup != nil {
+			cleanups = append(cleanups, comp.Cleanup)
+		}
 		if comp.BeforeStart != nil {
 			if err := comp.BeforeStart(ctx); err != nil {
 				return fmt.Errorf("preparing %s: %w", comp.Name, err)
