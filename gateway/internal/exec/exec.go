@@ -30,6 +30,9 @@ import (
 type Caller struct {
 	Workspace string
 	Token     string
+	// Streaming is set for a websocket or a server-sent-events request,
+	// the transports a subscription can stream over.
+	Streaming bool
 }
 
 type callerKey struct{}
@@ -123,6 +126,10 @@ func (e *Executable) Exec(ctx context.Context) graphql.ResponseHandler {
 	r := &run{e: e, oc: oc, caller: caller}
 	switch oc.Operation.Operation {
 	case ast.Subscription:
+		if !caller.Streaming {
+			// gqlgen would answer a plain POST with the first event only.
+			return graphql.OneShot(graphql.ErrorResponse(ctx, "a subscription needs a stream: a websocket (graphql-transport-ws) or server-sent events (Accept: text/event-stream)"))
+		}
 		return r.subscribe(ctx)
 	case ast.Mutation:
 		var buf bytes.Buffer
