@@ -38,7 +38,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "admin kubeconfig of the core (reads discovery and OpenAPI of every workspace; user requests carry the user's own token)")
 	fs.StringVar(&o.Context, "context", o.Context, "context of --kubeconfig to use")
 	fs.StringVar(&o.Listen, "listen", o.Listen, "address to serve on (host:port)")
-	fs.DurationVar(&o.Refresh, "schema-refresh-interval", o.Refresh, "how often the API set of every workspace in use is re-checked, besides the re-checks APIBinding and CRD events trigger (schemas are rebuilt when it changed)")
+	fs.DurationVar(&o.Refresh, "schema-refresh-interval", o.Refresh, "how often the API set of every workspace in use is re-checked as a fallback (APIBinding and CRD events trigger re-checks at once; schemas are rebuilt when the set changed)")
 	fs.DurationVar(&o.Idle, "workspace-idle-timeout", o.Idle, "forget a workspace's schema after this long without requests")
 	fs.StringVar(&o.GraphiQL, "graphiql-assets", o.GraphiQL, "directory with GraphiQL's browser files to serve instead of the ones built in (scripts/fetch-graphiql.sh fills gateway/internal/graphiql/assets)")
 	fs.IntVar(&o.Limits.Depth, "max-depth", o.Limits.Depth, "maximum query depth (0: none)")
@@ -63,7 +63,7 @@ func (o *Options) Validate() error {
 }
 
 func main() {
-	o := &Options{Context: "shard-base", Listen: "127.0.0.1:6450", Refresh: 10 * time.Second, Idle: 30 * time.Minute, Limits: server.DefaultLimits}
+	o := &Options{Context: "shard-base", Listen: "127.0.0.1:6450", Refresh: time.Minute, Idle: 30 * time.Minute, Limits: server.DefaultLimits}
 	fs := flag.NewFlagSet("graphql-gateway", flag.ExitOnError)
 	klog.InitFlags(fs)
 	o.AddFlags(fs)
