@@ -61,10 +61,12 @@ type Executable struct {
 
 	typesOnce sync.Once
 	byType    map[string]*schema.Resource
+	typeMeta  map[string]typeMeta
 }
 
-// rawObject is a JSON object decoded one level deep.
-type rawObject map[string]json.RawMessage
+// typeMeta is the kind and apiVersion of a resource type, as JSON.
+type typeMeta struct{ kind, apiVersion json.RawMessage }
+
 
 // concreteType is the object type of an object of a union, from its
 // apiVersion and kind ("" when the workspace does not serve it).
@@ -75,8 +77,8 @@ func (r *run) concreteType(v any) string {
 		av, _ = m["apiVersion"].(string)
 		kind, _ = m["kind"].(string)
 	case rawObject:
-		_ = json.Unmarshal(m["apiVersion"], &av)
-		_ = json.Unmarshal(m["kind"], &kind)
+		_ = json.Unmarshal(m.get("apiVersion"), &av)
+		_ = json.Unmarshal(m.get("kind"), &kind)
 	}
 	if res := r.e.Model.ByKind[av+"/"+kind]; res != nil {
 		return res.TypeName
@@ -88,13 +90,26 @@ func (r *run) concreteType(v any) string {
 func (e *Executable) resourceOfType(name string) *schema.Resource {
 	e.typesOnce.Do(func() {
 		e.byType = map[string]*schema.Resource{}
+		e.typeMeta = map[string]typeMeta{}
 		for _, r := range e.Model.Resources {
 			if _, ok := e.byType[r.TypeName]; !ok {
 				e.byType[r.TypeName] = r
+				k, _ := json.Marshal(r.Kind)
+				av, _ := json.Marshal(r.GroupVersion())
+				e.typeMeta[r.TypeName] = typeMeta{kind: k, apiVersion: av}
 			}
 		}
 	})
 	return e.byType[name]
+}
+
+// typeMetaOf is the kind and apiVersion of the resource type name.
+func (e *Executable) typeMetaOf(name string) (typeMeta, bool) {
+	if e.resourceOfType(name) == nil {
+		return typeMeta{}, false
+	}
+	tm, ok := e.typeMeta[name]
+	return tm, ok
 }
 
 var _ graphql.ExecutableSchema = (*Executable)(nil)
@@ -188,14 +203,13 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 			w.WriteString("null")
 			return
 		}
-		if _, ok := ro["kind"]; !ok {
-			if res := r.e.resourceOfType(typeName); res != nil {
-				ro["kind"], _ = json.Marshal(res.Kind)
-				ro["apiVersion"], _ = json.Marshal(res.GroupVersion())
+		if ro.get("kind") == nil {
+			if tm, ok := r.e.typeMetaOf(typeName); ok {
+				ro = append(ro, rawField{"kind", tm.kind}, rawField{"apiVersion", tm.apiVersion})
 			}
 		}
 		value = ro
-		if md, ok := ro["metadata"]; ok {
+		if md := ro.get("metadata"); md != nil {
 			ctx = context.WithValue(ctx, nsKey{}, md)
 		}
 	case map[string]any:
@@ -449,7 +463,7 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 		case map[string]any:
 			return m[info.JSON], nil
 		case rawObject:
-			if v, ok := m[info.JSON]; ok && len(v) > 0 && string(v) != "null" {
+			if v := m.get(info.JSON); len(v) > 0 && string(v) != "null" {
 				return v, nil
 			}
 		}
@@ -496,12 +510,12 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 		if !ok {
 			return nil, fmt.Errorf("decoding the list of %s: not a JSON object", res.Resource)
 		}
-		if md := top["metadata"]; md != nil {
+		if md := top.get("metadata"); md != nil {
 			if err := json.Unmarshal(md, &list.Metadata); err != nil {
 				return nil, fmt.Errorf("decoding the list of %s: %w", res.Resource, err)
 			}
 		}
-		if items := top["items"]; items != nil && string(items) != "null" {
+		if items := top.get("items"); items != nil && string(items) != "null" {
 			if list.RawItems, ok = splitArray(items); !ok {
 				return nil, fmt.Errorf("decoding the items of %s: not a JSON array", res.Resource)
 			}

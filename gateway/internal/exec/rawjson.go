@@ -1,8 +1,47 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/json"
+	"unsafe"
 )
+
+// rawObject is a JSON object decoded one level deep: its members in
+// order, the values still JSON. Objects have few members, so a linear
+// search beats a map and allocates nothing per member.
+type rawObject []rawField
+
+type rawField struct {
+	key string
+	val json.RawMessage
+}
+
+// get returns the member key (nil when absent; the first when repeated).
+func (o rawObject) get(key string) json.RawMessage {
+	for i := range o {
+		if o[i].key == key {
+			return o[i].val
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the object back.
+func (o rawObject) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.key)
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(f.val)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
 
 // The splitters below cut already validated JSON (a response of the core,
 // validated once when the list was decoded) one level deep without
@@ -17,15 +56,24 @@ func skipSpace(b []byte, i int) int {
 
 // skipString returns the index after the string starting at b[i] == '"'.
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	i++
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return -1
 		}
+		q := i + j
+		// The quote ends the string unless an odd number of backslashes
+		// escapes it.
+		n := 0
+		for p := q - 1; p >= i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
-	return -1
 }
 
 // skipValue returns the index after the value starting at b[i].
@@ -72,7 +120,7 @@ func splitObject(b []byte) (rawObject, bool) {
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
-	out := rawObject{}
+	out := make(rawObject, 0, 8)
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return out, true
@@ -86,15 +134,16 @@ func splitObject(b []byte) (rawObject, bool) {
 			return nil, false
 		}
 		key := b[i+1 : end-1]
-		for _, c := range key {
-			if c == '\\' {
-				// An escaped key: let encoding/json do it.
-				var ro rawObject
-				if json.Unmarshal(b, &ro) != nil {
-					return nil, false
-				}
-				return ro, true
+		var k string
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var ok bool
+			if k, ok = unquote(b[i:end]); !ok {
+				return nil, false
 			}
+		} else if len(key) > 0 {
+			// The key shares the bytes of the core's answer, which are
+			// never written to after they were read.
+			k = unsafe.String(&key[0], len(key))
 		}
 		i = skipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
@@ -105,7 +154,7 @@ func splitObject(b []byte) (rawObject, bool) {
 		if vend < 0 {
 			return nil, false
 		}
-		out[string(key)] = json.RawMessage(b[i:vend])
+		out = append(out, rawField{k, json.RawMessage(b[i:vend])})
 		i = skipSpace(b, vend)
 		if i < len(b) && b[i] == ',' {
 			i = skipSpace(b, i+1)
@@ -117,6 +166,16 @@ func splitObject(b []byte) (rawObject, bool) {
 		return nil, false
 	}
 	return nil, false
+}
+
+// unquote decodes an escaped JSON string (apart, so that splitObject's
+// keys do not escape to the heap).
+func unquote(b []byte) (string, bool) {
+	var s string
+	if json.Unmarshal(b, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // splitArray decodes a JSON array one level deep.

@@ -108,7 +108,7 @@ func (s *Server) gqlServer(exe *exec.Executable) *handler.Server {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(postJSON{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
