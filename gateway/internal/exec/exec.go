@@ -67,7 +67,6 @@ type Executable struct {
 // typeMeta is the kind and apiVersion of a resource type, as JSON.
 type typeMeta struct{ kind, apiVersion json.RawMessage }
 
-
 // concreteType is the object type of an object of a union, from its
 // apiVersion and kind ("" when the workspace does not serve it).
 func (r *run) concreteType(v any) string {
