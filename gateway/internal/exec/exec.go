@@ -161,6 +161,18 @@ type run struct {
 	oc     *graphql.OperationContext
 	caller Caller
 	errs   gqlerror.List
+	// indexes of the core's list answers this operation read.
+	indexes []*jsonIndex
+}
+
+// indexOf is the index of the answer b is part of (nil when none).
+func (r *run) indexOf(b []byte) *jsonIndex {
+	for _, x := range r.indexes {
+		if x.contains(b) {
+			return x
+		}
+	}
+	return nil
 }
 
 // pathNode is a response path built only when an error needs it.
@@ -197,7 +209,7 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 	case json.RawMessage:
 		// Objects of lists stay raw JSON until a selection needs them:
 		// one level is decoded here, unselected fields never are.
-		ro, ok := splitObject(m)
+		ro, ok := splitObject(m, r.indexOf(m))
 		if !ok {
 			w.WriteString("null")
 			return
@@ -282,7 +294,7 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 			return
 		}
 		if typ.Elem != nil {
-			items, ok := splitArray(raw)
+			items, ok := splitArray(raw, r.indexOf(raw))
 			if !ok {
 				w.WriteString("null")
 				return
@@ -505,7 +517,11 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 			Items    []any             `json:"-"`
 			RawItems []json.RawMessage `json:"items"`
 		}
-		top, ok := splitObject(b)
+		x := indexJSON(b)
+		if x != nil {
+			r.indexes = append(r.indexes, x)
+		}
+		top, ok := splitObject(b, x)
 		if !ok {
 			return nil, fmt.Errorf("decoding the list of %s: not a JSON object", res.Resource)
 		}
@@ -515,7 +531,7 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 			}
 		}
 		if items := top.get("items"); items != nil && string(items) != "null" {
-			if list.RawItems, ok = splitArray(items); !ok {
+			if list.RawItems, ok = splitArray(items, x); !ok {
 				return nil, fmt.Errorf("decoding the items of %s: not a JSON array", res.Resource)
 			}
 		}

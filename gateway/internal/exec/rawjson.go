@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"unsafe"
 )
 
@@ -76,8 +77,82 @@ func skipString(b []byte, i int) int {
 	}
 }
 
-// skipValue returns the index after the value starting at b[i].
-func skipValue(b []byte, i int) int {
+// jsonIndex is where every object and array of one JSON document (a
+// core's answer) ends, found in one pass. Without it each level of
+// splitting scans the levels below again: a list's items were read four
+// times over before the selection reached their fields.
+type jsonIndex struct {
+	base  []byte
+	opens []int32 // offsets of '{' and '[', ascending
+	ends  []int32 // offsets after their matching closes
+}
+
+// indexJSON indexes b (nil when b is not well-formed enough to index).
+func indexJSON(b []byte) *jsonIndex {
+	if len(b) > 1<<31-1 {
+		return nil
+	}
+	x := &jsonIndex{base: b, opens: make([]int32, 0, 64), ends: make([]int32, 0, 64)}
+	stack := make([]int32, 0, 16) // positions in opens
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(b) {
+				return nil
+			}
+		case '{', '[':
+			stack = append(stack, int32(len(x.opens)))
+			x.opens = append(x.opens, int32(i))
+			x.ends = append(x.ends, -1)
+		case '}', ']':
+			if len(stack) == 0 {
+				return nil
+			}
+			x.ends[stack[len(stack)-1]] = int32(i + 1)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) != 0 {
+		return nil
+	}
+	return x
+}
+
+// containerEnd returns the index in b after the object or array that
+// starts at b[i], if b lies within the indexed document.
+func (x *jsonIndex) containerEnd(b []byte, i int) (int, bool) {
+	if x == nil || len(b) == 0 || len(x.base) == 0 {
+		return 0, false
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(x.base))))
+	if off < 0 || off+len(b) > len(x.base) {
+		return 0, false
+	}
+	pos := int32(off + i)
+	k, found := slices.BinarySearch(x.opens, pos)
+	if !found || x.ends[k] < 0 {
+		return 0, false
+	}
+	return int(x.ends[k]) - off, true
+}
+
+// contains reports whether b lies within the indexed document.
+func (x *jsonIndex) contains(b []byte) bool {
+	if x == nil || len(b) == 0 || len(x.base) == 0 {
+		return false
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(x.base))))
+	return off >= 0 && off+len(b) <= len(x.base)
+}
+
+// skipValue returns the index after the value starting at b[i] (x, when
+// not nil, finds the ends of objects and arrays).
+func skipValue(b []byte, i int, x *jsonIndex) int {
 	if i >= len(b) {
 		return -1
 	}
@@ -85,6 +160,9 @@ func skipValue(b []byte, i int) int {
 	case '"':
 		return skipString(b, i)
 	case '{', '[':
+		if end, ok := x.containerEnd(b, i); ok {
+			return end
+		}
 		depth := 0
 		for ; i < len(b); i++ {
 			switch b[i] {
@@ -114,8 +192,8 @@ func skipValue(b []byte, i int) int {
 	}
 }
 
-// splitObject decodes a JSON object one level deep.
-func splitObject(b []byte) (rawObject, bool) {
+// splitObject decodes a JSON object one level deep (x as for skipValue).
+func splitObject(b []byte, x *jsonIndex) (rawObject, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
@@ -150,7 +228,7 @@ func splitObject(b []byte) (rawObject, bool) {
 			return nil, false
 		}
 		i = skipSpace(b, i+1)
-		vend := skipValue(b, i)
+		vend := skipValue(b, i, x)
 		if vend < 0 {
 			return nil, false
 		}
@@ -178,8 +256,8 @@ func unquote(b []byte) (string, bool) {
 	return s, true
 }
 
-// splitArray decodes a JSON array one level deep.
-func splitArray(b []byte) ([]json.RawMessage, bool) {
+// splitArray decodes a JSON array one level deep (x as for skipValue).
+func splitArray(b []byte, x *jsonIndex) ([]json.RawMessage, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '[' {
 		return nil, false
@@ -190,7 +268,7 @@ func splitArray(b []byte) ([]json.RawMessage, bool) {
 		return out, true
 	}
 	for i < len(b) {
-		end := skipValue(b, i)
+		end := skipValue(b, i, x)
 		if end < 0 {
 			return nil, false
 		}

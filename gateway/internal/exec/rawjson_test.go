@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -14,7 +15,13 @@ func TestSplitters(t *testing.T) {
 		`{"k\"ey":1}`,
 		`{"a":"x\\\\","b":"\\\"","c":"\\\\\"q\""}`,
 	} {
-		got, ok := splitObject([]byte(in))
+		got, ok := splitObject([]byte(in), nil)
+		// With an index of the document the split is the same.
+		if xb := []byte(in); indexJSON(xb) == nil {
+			t.Errorf("indexJSON(%s) failed", in)
+		} else if withIndex, ok2 := splitObject(xb, indexJSON(xb)); ok2 != ok || !reflect.DeepEqual(withIndex, got) {
+			t.Errorf("splitObject(%s) with an index = %v, without %v", in, withIndex, got)
+		}
 		var want map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(in), &want); err != nil {
 			t.Fatal(err)
@@ -46,11 +53,20 @@ func TestSplitters(t *testing.T) {
 			t.Errorf("rawObject.MarshalJSON of %s: %s (%v)", in, back, err)
 		}
 	}
-	arr, ok := splitArray([]byte(`[1, "a]", {"b":[2]}, [3,4] ]`))
+	arr, ok := splitArray([]byte(`[1, "a]", {"b":[2]}, [3,4] ]`), nil)
 	if !ok || len(arr) != 4 || string(arr[2]) != `{"b":[2]}` || string(arr[3]) != `[3,4]` {
 		t.Errorf("splitArray: %q %v", arr, ok)
 	}
-	if _, ok := splitObject([]byte(`[1]`)); ok {
+	ab := []byte(`[1, "a]", {"b":[2]}, [3,4] ]`)
+	if arr2, ok := splitArray(ab, indexJSON(ab)); !ok || !reflect.DeepEqual(arr2, arr) {
+		t.Errorf("splitArray with an index: %q %v", arr2, ok)
+	}
+	for _, bad := range []string{`{"a":[1}`, `{"a":"x`, `]`, `{{}`} {
+		if indexJSON([]byte(bad)) != nil {
+			t.Errorf("indexJSON(%s) accepted it", bad)
+		}
+	}
+	if _, ok := splitObject([]byte(`[1]`), nil); ok {
 		t.Error("splitObject accepted an array")
 	}
 }
@@ -76,19 +92,27 @@ func listOf100() []byte {
 // a list query selecting those does.
 func BenchmarkSplitList(b *testing.B) {
 	body := listOf100()
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		top, _ := splitObject(body)
-		items, _ := splitArray(top.get("items"))
-		for _, it := range items {
-			o, _ := splitObject(it)
-			if _, ok := splitObject(o.get("metadata")); !ok {
-				b.Fatal("metadata")
+	for _, indexed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("indexed=%v", indexed), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				var x *jsonIndex
+				if indexed {
+					x = indexJSON(body)
+				}
+				top, _ := splitObject(body, x)
+				items, _ := splitArray(top.get("items"), x)
+				for _, it := range items {
+					o, _ := splitObject(it, x)
+					if _, ok := splitObject(o.get("metadata"), x); !ok {
+						b.Fatal("metadata")
+					}
+					if _, ok := splitObject(o.get("data"), x); !ok {
+						b.Fatal("data")
+					}
+				}
 			}
-			if _, ok := splitObject(o.get("data")); !ok {
-				b.Fatal("data")
-			}
-		}
+		})
 	}
 }
