@@ -37,8 +37,6 @@ type Caller struct {
 
 type callerKey struct{}
 
-// nsKey carries the namespace of the innermost enclosing object.
-type nsKey struct{}
 
 // WithCaller puts the caller into ctx.
 func WithCaller(ctx context.Context, c Caller) context.Context {
@@ -163,6 +161,20 @@ type run struct {
 	errs   gqlerror.List
 	// indexes of the core's list answers this operation read.
 	indexes []*jsonIndex
+	// ns is the namespace (a string) or the raw metadata of the innermost
+	// object being written, for relations.
+	ns any
+	// slab holds path nodes, allocated in chunks.
+	slab []pathNode
+}
+
+// node returns a path node (name for a field, else index in a list).
+func (r *run) node(parent *pathNode, name string, index int) *pathNode {
+	if len(r.slab) == cap(r.slab) {
+		r.slab = make([]pathNode, 0, 256)
+	}
+	r.slab = append(r.slab, pathNode{parent: parent, name: name, index: index})
+	return &r.slab[len(r.slab)-1]
 }
 
 // indexOf is the index of the answer b is part of (nil when none).
@@ -205,6 +217,10 @@ func (r *run) fail(path *pathNode, err error) {
 // object writes the selection of an object value.
 func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel ast.SelectionSet, value any, path *pathNode) {
 	def := r.e.Model.Schema.Types[typeName]
+	if p, ok := value.(*json.RawMessage); ok {
+		value = *p
+	}
+	prevNS := r.ns
 	switch m := value.(type) {
 	case json.RawMessage:
 		// Objects of lists stay raw JSON until a selection needs them:
@@ -221,12 +237,12 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 		}
 		value = ro
 		if md := ro.get("metadata"); md != nil {
-			ctx = context.WithValue(ctx, nsKey{}, md)
+			r.ns = md
 		}
 	case map[string]any:
 		if md, ok := m["metadata"].(map[string]any); ok {
 			if ns, ok := md["namespace"].(string); ok {
-				ctx = context.WithValue(ctx, nsKey{}, ns)
+				r.ns = ns
 			}
 		}
 	}
@@ -238,7 +254,7 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 		}
 		writeString(w, f.Alias)
 		w.WriteByte(':')
-		fpath := &pathNode{parent: path, name: f.Alias}
+		fpath := r.node(path, f.Alias, 0)
 		if f.Name == "__typename" {
 			writeString(w, typeName)
 			continue
@@ -280,6 +296,7 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 		r.value(ctx, w, fd.Type, f.Selections, v, fpath)
 	}
 	w.WriteByte('}')
+	r.ns = prevNS
 }
 
 // value writes v as typ.
@@ -288,7 +305,17 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 		w.WriteString("null")
 		return
 	}
-	if raw, ok := v.(json.RawMessage); ok {
+	var raw json.RawMessage
+	isRaw := false
+	switch x := v.(type) {
+	case json.RawMessage:
+		raw, isRaw = x, true
+	case *json.RawMessage:
+		// A member of a split object, by pointer: no copy of its slice
+		// header into an interface.
+		raw, isRaw = *x, true
+	}
+	if isRaw {
 		if len(raw) == 0 || string(raw) == "null" {
 			w.WriteString("null")
 			return
@@ -299,11 +326,7 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 				w.WriteString("null")
 				return
 			}
-			list := make([]any, len(items))
-			for i, it := range items {
-				list[i] = it
-			}
-			v = list
+			v = items
 		} else if def := r.e.Model.Schema.Types[typ.NamedType]; def != nil && def.Kind != ast.Object {
 			switch {
 			case def.Name == "String" && raw[0] != '"':
@@ -321,6 +344,17 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 		}
 	}
 	if typ.Elem != nil {
+		if items, ok := v.([]json.RawMessage); ok {
+			w.WriteByte('[')
+			for i := range items {
+				if i > 0 {
+					w.WriteByte(',')
+				}
+				r.value(ctx, w, typ.Elem, sel, &items[i], r.node(path, "", i))
+			}
+			w.WriteByte(']')
+			return
+		}
 		list, ok := v.([]any)
 		if !ok {
 			w.WriteString("null")
@@ -331,7 +365,7 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			r.value(ctx, w, typ.Elem, sel, item, &pathNode{parent: path, index: i})
+			r.value(ctx, w, typ.Elem, sel, item, r.node(path, "", i))
 		}
 		w.WriteByte(']')
 		return
@@ -352,7 +386,7 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 	case ast.Object:
 		if !strings.HasPrefix(def.Name, "__") {
 			switch v.(type) {
-			case map[string]any, struct{}, json.RawMessage, rawObject:
+			case map[string]any, struct{}, json.RawMessage, *json.RawMessage, rawObject:
 			default:
 				w.WriteString("null")
 				return
@@ -474,8 +508,8 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 		case map[string]any:
 			return m[info.JSON], nil
 		case rawObject:
-			if v := m.get(info.JSON); len(v) > 0 && string(v) != "null" {
-				return v, nil
+			if p := m.ref(info.JSON); p != nil && len(*p) > 0 && string(*p) != "null" {
+				return p, nil
 			}
 		}
 		return nil, nil
@@ -536,13 +570,20 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 			}
 		}
 		sortBy := str(args, "sortBy")
+		if sortBy == "" {
+			// Decoded only as far as the selection reaches.
+			items := list.RawItems
+			if items == nil {
+				items = []json.RawMessage{}
+			}
+			out := map[string]any{"items": items, "continue": list.Metadata.Continue, "resourceVersion": list.Metadata.ResourceVersion}
+			if list.Metadata.RemainingItemCount != nil {
+				out["remainingItemCount"] = *list.Metadata.RemainingItemCount
+			}
+			return out, nil
+		}
 		list.Items = make([]any, len(list.RawItems))
 		for i, raw := range list.RawItems {
-			if sortBy == "" {
-				// Decoded only as far as the selection reaches.
-				list.Items[i] = raw
-				continue
-			}
 			var it any
 			if err := json.Unmarshal(raw, &it); err != nil {
 				return nil, fmt.Errorf("decoding the list of %s: %w", res.Resource, err)
@@ -728,7 +769,7 @@ func (r *run) relation(ctx context.Context, rel *schema.RelationInfo, parent any
 	md, _ := obj["metadata"].(map[string]any)
 	// The namespace of the object the reference sits in (set by object).
 	var ns string
-	switch v := ctx.Value(nsKey{}).(type) {
+	switch v := r.ns.(type) {
 	case string:
 		ns = v
 	case json.RawMessage:

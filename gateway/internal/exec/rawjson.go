@@ -27,6 +27,16 @@ func (o rawObject) get(key string) json.RawMessage {
 	return nil
 }
 
+// ref returns a pointer to the member key's value (nil when absent).
+func (o rawObject) ref(key string) *json.RawMessage {
+	for i := range o {
+		if o[i].key == key {
+			return &o[i].val
+		}
+	}
+	return nil
+}
+
 // MarshalJSON writes the object back.
 func (o rawObject) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
