@@ -37,7 +37,6 @@ type Caller struct {
 
 type callerKey struct{}
 
-
 // WithCaller puts the caller into ctx.
 func WithCaller(ctx context.Context, c Caller) context.Context {
 	return context.WithValue(ctx, callerKey{}, c)
