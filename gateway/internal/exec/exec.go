@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -55,6 +56,9 @@ type Executable struct {
 	Hash  string
 	Kube  *kube.Client
 	Hub   *watch.Hub
+
+	// lastSize is the size of the last answer written.
+	lastSize atomic.Int64
 
 	typesOnce sync.Once
 	byType    map[string]*schema.Resource
@@ -142,13 +146,21 @@ func (e *Executable) Exec(ctx context.Context) graphql.ResponseHandler {
 			return graphql.OneShot(graphql.ErrorResponse(ctx, "a subscription needs a stream: a websocket (graphql-transport-ws) or server-sent events (Accept: text/event-stream)"))
 		}
 		return r.subscribe(ctx)
-	case ast.Mutation:
-		var buf bytes.Buffer
-		r.object(ctx, &buf, "Mutation", oc.Operation.SelectionSet, struct{}{}, nil)
-		return graphql.OneShot(&graphql.Response{Data: buf.Bytes(), Errors: r.errs})
 	default:
+		root := "Query"
+		if oc.Operation.Operation == ast.Mutation {
+			root = "Mutation"
+		}
 		var buf bytes.Buffer
-		r.object(ctx, &buf, "Query", oc.Operation.SelectionSet, struct{}{}, nil)
+		// Sized like the last answer of this schema, to spare the copies
+		// of a growing buffer.
+		buf.Grow(min(int(e.lastSize.Load()), 4<<20))
+		r.object(ctx, &buf, root, oc.Operation.SelectionSet, struct{}{}, nil)
+		// The answer is written: the core's answers may go back to the pool.
+		for _, b := range r.bodies {
+			b.Release()
+		}
+		e.lastSize.Store(int64(buf.Len()))
 		return graphql.OneShot(&graphql.Response{Data: buf.Bytes(), Errors: r.errs})
 	}
 }
@@ -160,6 +172,9 @@ type run struct {
 	errs   gqlerror.List
 	// indexes of the core's list answers this operation read.
 	indexes []*jsonIndex
+	// bodies are those answers' pooled buffers, released once the
+	// operation's answer is written.
+	bodies []*kube.Body
 	// ns is the namespace (a string) or the raw metadata of the innermost
 	// object being written, for relations.
 	ns any
@@ -537,10 +552,12 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 		if l, ok := args["limit"].(int64); ok && l > 0 {
 			q.Set("limit", fmt.Sprint(l))
 		}
-		b, err := r.e.Kube.Do(ctx, token, kube.Request{Method: "GET", Path: kube.ResourcePath(ws, res.Group, res.Version, res.Resource, ns, ""), Query: q})
+		body, err := r.e.Kube.DoPooled(ctx, token, kube.Request{Method: "GET", Path: kube.ResourcePath(ws, res.Group, res.Version, res.Resource, ns, ""), Query: q})
 		if err != nil {
 			return nil, err
 		}
+		r.bodies = append(r.bodies, body)
+		b := body.Bytes()
 		var list struct {
 			Metadata struct {
 				Continue           string `json:"continue"`

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -101,6 +102,40 @@ func (c *Client) URL(r Request) string {
 // Do runs r with token (the admin's credentials when token is "") and
 // returns the body of a 2xx answer, or an *Error.
 func (c *Client) Do(ctx context.Context, token string, r Request) ([]byte, error) {
+	body, err := c.DoPooled(ctx, token, r)
+	if err != nil {
+		return nil, err
+	}
+	// Not released: the caller keeps the bytes.
+	return body.Bytes(), nil
+}
+
+// Body is an answer read into a pooled buffer.
+type Body struct{ buf *bytes.Buffer }
+
+// Bytes are the answer; valid until Release.
+func (b *Body) Bytes() []byte { return b.buf.Bytes() }
+
+// Release gives the buffer back for later answers: nothing may use Bytes
+// (or anything pointing into them) after it.
+func (b *Body) Release() {
+	if b.buf != nil && b.buf.Cap() <= maxPooled {
+		b.buf.Reset()
+		bodies.Put(b.buf)
+	}
+	b.buf = nil
+}
+
+// maxPooled is the largest buffer kept for reuse.
+const maxPooled = 4 << 20
+
+// bodies are buffers of earlier answers: a list of 100 objects is some
+// 100 KiB, read in growing steps into a fresh buffer otherwise.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// DoPooled is Do with the answer in a pooled buffer, for a caller that is
+// done with it at a known point (Release).
+func (c *Client) DoPooled(ctx context.Context, token string, r Request) (*Body, error) {
 	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
 	resp, err := c.open(ctx, token, r, c.user)
@@ -108,14 +143,18 @@ func (c *Client) Do(ctx context.Context, token string, r Request) ([]byte, error
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var buf bytes.Buffer
+	buf := bodies.Get().(*bytes.Buffer)
 	if resp.ContentLength > 0 && resp.ContentLength < 64<<20 {
 		buf.Grow(int(resp.ContentLength))
 	} else {
 		buf.Grow(32 << 10)
 	}
-	_, err = buf.ReadFrom(resp.Body)
-	return buf.Bytes(), err
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		buf.Reset()
+		bodies.Put(buf)
+		return nil, err
+	}
+	return &Body{buf: buf}, nil
 }
 
 // Open runs r and returns the open 2xx response (for streams), or an *Error.
