@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -54,8 +55,10 @@ func (t postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
+	b := encodeResponse(resp)
 	w.Header().Set("Content-Type", responseContentType(r))
-	_, _ = w.Write(encodeResponse(resp))
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
 }
 
 // responseContentType is the media type gqlgen's POST answers with: the
