@@ -33,7 +33,7 @@ var pageHTML string
 
 var page = template.Must(template.New("page").Parse(pageHTML))
 
-const defaultQuery = `# Every request needs the Headers tab's Authorization: Bearer <token>.
+const defaultQuery = `# Put your token into the Headers tab below.
 {
   v1 {
     ConfigMaps(limit: 10) {

@@ -29,7 +29,7 @@ func TestPage(t *testing.T) {
 	if rec.Code != 200 || !strings.Contains(rec.Header().Get("Content-Type"), "text/html") {
 		t.Fatalf("page: %d %s", rec.Code, rec.Header())
 	}
-	for _, want := range []string{`src="/graphiql/graphiql.min.js"`, `href="/graphiql/graphiql.min.css"`, "subscriptionUrl: wsURL", "root:orgs:acme", `"# Every request needs`} {
+	for _, want := range []string{`src="/graphiql/graphiql.min.js"`, `href="/graphiql/graphiql.min.css"`, "subscriptionUrl: wsURL", "root:orgs:acme", `"# Put your token into the Headers tab`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q:\n%s", want, body)
 		}
