@@ -180,6 +180,51 @@ type run struct {
 	ns any
 	// slab holds path nodes, allocated in chunks.
 	slab []pathNode
+	// plans are the collected fields by selection and type.
+	plans map[planKey][]fieldPlan
+}
+
+// fieldPlan is one collected field of a selection on a type, with its
+// definition and how to resolve it.
+type fieldPlan struct {
+	f    graphql.CollectedField
+	fd   *ast.FieldDefinition
+	info *schema.Field
+}
+
+type planKey struct {
+	sel      *ast.Selection
+	n        int
+	typeName string
+}
+
+// plan collects the fields of sel on typeName once per operation: the
+// items of a list share their selection, so the collecting and the
+// lookups are not repeated for each.
+func (r *run) plan(sel ast.SelectionSet, typeName string, def *ast.Definition) []fieldPlan {
+	key := planKey{n: len(sel), typeName: typeName}
+	if len(sel) > 0 {
+		key.sel = &sel[0]
+		if p, ok := r.plans[key]; ok {
+			return p
+		}
+	}
+	fields := graphql.CollectFields(r.oc, sel, []string{typeName, schema.UnionObject})
+	out := make([]fieldPlan, len(fields))
+	for i, f := range fields {
+		out[i].f = f
+		if def != nil {
+			out[i].fd = def.Fields.ForName(f.Name)
+		}
+		out[i].info = r.e.Model.Fields[typeName][f.Name]
+	}
+	if key.sel != nil {
+		if r.plans == nil {
+			r.plans = map[planKey][]fieldPlan{}
+		}
+		r.plans[key] = out
+	}
+	return out
 }
 
 // node returns a path node (name for a field, else index in a list).
@@ -260,9 +305,10 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 			}
 		}
 	}
-	fields := graphql.CollectFields(r.oc, sel, []string{typeName, schema.UnionObject})
+	fields := r.plan(sel, typeName, def)
 	w.WriteByte('{')
-	for i, f := range fields {
+	for i, p := range fields {
+		f := p.f
 		if i > 0 {
 			w.WriteByte(',')
 		}
@@ -294,8 +340,7 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 			r.value(ctx, w, &ast.Type{NamedType: map[string]string{"__schema": "__Schema", "__type": "__Type"}[f.Name]}, f.Selections, v, fpath)
 			continue
 		}
-		fd := def.Fields.ForName(f.Name)
-		info := r.e.Model.Fields[typeName][f.Name]
+		fd, info := p.fd, p.info
 		if fd == nil || info == nil {
 			r.fail(fpath, fmt.Errorf("field %s.%s cannot be resolved", typeName, f.Name))
 			w.WriteString("null")
