@@ -21,9 +21,11 @@ PKGS := $(MODULES:%=./%/...)
 
 all: build
 
-## build: compile every binary into bin/
+## build: compile every binary into bin/ (first fetching GraphiQL's pinned
+## browser files from the npm registry for the gateway to embed; once)
 build:
 	@mkdir -p $(BIN)
+	./scripts/fetch-graphiql.sh
 	cd core && $(GO) build -o $(BIN)/ ./cmd/meshplane ./cmd/kubectl-ws ./cmd/apigen
 	cd gateway && $(GO) build -o $(BIN)/ ./cmd/graphql-gateway
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
