@@ -66,13 +66,32 @@ func relationNames(td *openfgav1.TypeDefinition) []string {
 func Compose(modules []Module) (*openfgav1.AuthorizationModel, error) {
 	files := make([]transformer.ModuleFile, 0, len(modules))
 	for _, m := range modules {
-		files = append(files, transformer.ModuleFile{Name: m.Name, Contents: m.Contents})
+		files = append(files, transformer.ModuleFile{Name: FileName(m.Name), Contents: m.Contents})
 	}
 	model, err := transformer.TransformModuleFilesToModel(files, SchemaVersion)
 	if err != nil {
 		return nil, fmt.Errorf("composing %d modules: %w", len(modules), err)
 	}
 	return model, nil
+}
+
+// FileName is the source file a module's types are attributed to in the
+// model: OpenFGA accepts only names matching ^[a-zA-Z0-9_\-\/]{1,100}\.fga$,
+// so other characters become "_".
+func FileName(module string) string {
+	b := []byte(module)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '/') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 96 {
+		b = b[:96]
+	}
+	if len(b) == 0 {
+		b = []byte("module")
+	}
+	return string(b) + ".fga"
 }
 
 // ComposeSkipping composes core and, in the given order, every other

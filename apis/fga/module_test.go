@@ -2,6 +2,7 @@ package fga
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -132,6 +133,12 @@ func TestTwoHundredResources(t *testing.T) {
 	raw, err := protojson.Marshal(model)
 	if err != nil {
 		t.Fatal(err)
+	}
+	file := regexp.MustCompile(`^[a-zA-Z0-9_\-\/]{1,100}\.fga$`)
+	for _, td := range model.GetTypeDefinitions() {
+		if f := td.GetMetadata().GetSourceInfo().GetFile(); !file.MatchString(f) {
+			t.Fatalf("type %s has source file %q, which OpenFGA refuses", td.GetType(), f)
+		}
 	}
 	t.Logf("200 bound resources: %d types, %d bytes of JSON", want, len(raw))
 	if len(raw) > MaxModelSizeBytes {
