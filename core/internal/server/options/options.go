@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -43,6 +44,16 @@ type Options struct {
 	// ServiceAccountIssuers: the first is the "iss" of new tokens; all are
 	// accepted. The API audiences are the first issuer.
 	ServiceAccountIssuers []string
+	// AuthorizationWebhookConfigFile is a kubeconfig naming the
+	// authorization webhook, asked after RBAC (kube's and kcp's flag).
+	AuthorizationWebhookConfigFile string
+	// AuthorizationWebhookVersion is the SubjectAccessReview version sent
+	// to the webhook: v1 or v1beta1.
+	AuthorizationWebhookVersion string
+	// AuthorizationWebhookCacheAuthorizedTTL and ...UnauthorizedTTL are how
+	// long the webhook's allowed and not-allowed answers are cached.
+	AuthorizationWebhookCacheAuthorizedTTL   time.Duration
+	AuthorizationWebhookCacheUnauthorizedTTL time.Duration
 }
 
 // DefaultServiceAccountIssuer is the issuer of service-account tokens when
@@ -58,6 +69,10 @@ func New() *Options {
 		EmbeddedEtcdClientPort: 2379,
 		EmbeddedEtcdPeerPort:   2380,
 		ServiceAccountIssuers:  []string{DefaultServiceAccountIssuer},
+		// kube-apiserver's defaults.
+		AuthorizationWebhookVersion:              "v1beta1",
+		AuthorizationWebhookCacheAuthorizedTTL:   5 * time.Minute,
+		AuthorizationWebhookCacheUnauthorizedTTL: 30 * time.Second,
 	}
 }
 
@@ -82,6 +97,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"PEM file of public (or private) keys that verify service-account tokens, besides the signing key; may be repeated.")
 	fs.StringArrayVar(&o.ServiceAccountIssuers, "service-account-issuer", o.ServiceAccountIssuers,
 		"Issuer (\"iss\") of service-account tokens; may be repeated: the first signs new tokens, all are accepted.")
+	fs.StringVar(&o.AuthorizationWebhookConfigFile, "authorization-webhook-config-file", o.AuthorizationWebhookConfigFile,
+		"Kubeconfig file naming an authorization webhook (SubjectAccessReviews over HTTPS), asked after system groups and RBAC; the logical cluster is in spec.extra[\"authorization.kcp.io/cluster-name\"]. When it cannot answer, the request is denied.")
+	fs.StringVar(&o.AuthorizationWebhookVersion, "authorization-webhook-version", o.AuthorizationWebhookVersion,
+		"Version of the SubjectAccessReviews sent to the authorization webhook: v1 or v1beta1.")
+	fs.DurationVar(&o.AuthorizationWebhookCacheAuthorizedTTL, "authorization-webhook-cache-authorized-ttl", o.AuthorizationWebhookCacheAuthorizedTTL,
+		"How long to cache an allowed answer of the authorization webhook.")
+	fs.DurationVar(&o.AuthorizationWebhookCacheUnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.AuthorizationWebhookCacheUnauthorizedTTL,
+		"How long to cache a not-allowed answer of the authorization webhook.")
 }
 
 // Validate reports every bad flag at once.
@@ -115,8 +138,17 @@ func (o *Options) Validate() []error {
 			errs = append(errs, fmt.Errorf("--service-account-key-file: %w", err))
 		}
 	}
+	switch o.AuthorizationWebhookVersion {
+	case "v1", "v1beta1":
+	default:
+		errs = append(errs, fmt.Errorf("--authorization-webhook-version %q: want v1 or v1beta1", o.AuthorizationWebhookVersion))
+	}
+	if o.AuthorizationWebhookCacheAuthorizedTTL < 0 || o.AuthorizationWebhookCacheUnauthorizedTTL < 0 {
+		errs = append(errs, fmt.Errorf("--authorization-webhook-cache-authorized-ttl and --authorization-webhook-cache-unauthorized-ttl must not be negative"))
+	}
 	for name, f := range map[string]string{"--token-auth-file": o.TokenAuthFile, "--client-ca-file": o.ClientCAFile,
-		"--service-account-signing-key-file": o.ServiceAccountSigningKeyFile} {
+		"--authorization-webhook-config-file": o.AuthorizationWebhookConfigFile,
+		"--service-account-signing-key-file":  o.ServiceAccountSigningKeyFile} {
 		if f == "" {
 			continue
 		}
