@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk core gateway platform bench providers operators
+MODULES := apis sdk core gateway platform bench providers operators webhook
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig openfga
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig openfga rebac-authz-webhook
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -29,6 +29,7 @@ build:
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
 	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench
 	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
+	cd webhook && $(GO) build -o $(BIN)/ ./cmd/rebac-authz-webhook
 	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator ./cmd/openfga
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
