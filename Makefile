@@ -4,7 +4,7 @@ GO ?= go
 BIN := $(CURDIR)/bin
 MODULES := apis sdk core gateway platform bench providers operators
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig openfga
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig openfga security-operator
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -29,7 +29,7 @@ build:
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
 	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench
 	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
-	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator ./cmd/openfga
+	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator ./cmd/openfga ./cmd/security-operator
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
 ## <ROOT_DIR>/platform.env appears once everything is ready
