@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk core gateway platform bench providers operators webhook
+MODULES := apis sdk core gateway platform bench providers operators examples webhook
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig openfga rebac-authz-webhook
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig mongodb-provider postgres-provider openfga security-operator rebac-authz-webhook
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -29,8 +29,9 @@ build:
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
 	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench
 	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
+	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator ./cmd/openfga ./cmd/security-operator
+	cd examples && $(GO) build -o $(BIN)/ ./mongodb/cmd/mongodb-provider ./postgres/cmd/postgres-provider
 	cd webhook && $(GO) build -o $(BIN)/ ./cmd/rebac-authz-webhook
-	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator ./cmd/openfga
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
 ## <ROOT_DIR>/platform.env appears once everything is ready
@@ -48,9 +49,11 @@ test: build vet test-deps
 	$(BIN_ENV) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
 ## test-deps: what tests need beyond Go: Debian's chromium for the GraphiQL
-## browser test (idempotent; skipped when /usr/bin/chromium exists)
+## browser test and Debian's postgresql for the tests that start a PostgreSQL
+## server (sdk/testing/postgres); idempotent, skipped when installed
 test-deps:
 	./scripts/install-chromium.sh
+	./scripts/install-postgresql.sh
 
 ## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
 generate:

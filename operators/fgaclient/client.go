@@ -147,10 +147,29 @@ func SameModel(a, b *openfgav1.AuthorizationModel) bool {
 	return proto.Equal(a, b)
 }
 
-// WriteModelIfChanged writes model unless the store's model currentID
-// already is the same; it returns the id of the store's model and whether
-// it wrote one.
+// LatestModelID is the id of the store's newest model ("" when it has none).
+func (c *Client) LatestModelID(ctx context.Context, storeID string) (string, error) {
+	resp, _, err := c.api.OpenFgaApi.ReadAuthorizationModels(ctx, storeID).PageSize(1).Execute()
+	if err != nil {
+		return "", fmt.Errorf("reading the models of store %s: %w", storeID, err)
+	}
+	if len(resp.AuthorizationModels) == 0 {
+		return "", nil
+	}
+	return resp.AuthorizationModels[0].Id, nil
+}
+
+// WriteModelIfChanged writes model unless the store's model currentID (its
+// newest model when currentID is "") already is the same; it returns the
+// id of the store's model and whether it wrote one.
 func (c *Client) WriteModelIfChanged(ctx context.Context, storeID, currentID string, model *openfgav1.AuthorizationModel) (string, bool, error) {
+	if currentID == "" {
+		latest, err := c.LatestModelID(ctx, storeID)
+		if err != nil {
+			return "", false, err
+		}
+		currentID = latest
+	}
 	if currentID != "" {
 		current, err := c.Model(ctx, storeID, currentID)
 		if err != nil {

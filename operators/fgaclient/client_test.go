@@ -52,6 +52,11 @@ func TestClient(t *testing.T) {
 	if err != nil || wrote || again != modelID {
 		t.Fatalf("unchanged model: wrote=%v id=%s (was %s) err=%v", wrote, again, modelID, err)
 	}
+	// Without the current id, the store's newest model is compared.
+	again, wrote, err = c.WriteModelIfChanged(ctx, id, "", model)
+	if err != nil || wrote || again != modelID {
+		t.Fatalf("unchanged model, no current id: wrote=%v id=%s (was %s) err=%v", wrote, again, modelID, err)
+	}
 
 	var mods []fga.Module
 	for i := 0; i < 200; i++ {

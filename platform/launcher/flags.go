@@ -16,6 +16,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.Ports.Base, "port-base", DefaultPortBase, fmt.Sprintf("First of the %d ports the platform may open (the core's secure port).", PortRange))
 	fs.StringVar(&c.BinDir, "bin-dir", "", "Directory holding the platform's binaries (default: the launcher's own directory).")
 	fs.BoolVar(&c.DemoUsers, "demo-users", true, "Create the demo users alice and bob (local runs only).")
+	fs.StringVar(&c.ExternalOpenFGA, "openfga-url", "", "HTTP API of an external OpenFGA (production: one backed by PostgreSQL); default: start OpenFGA with a SQLite store in the root directory.")
 	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -2,6 +2,7 @@ package crd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -156,5 +157,22 @@ func deleteAll(ctx context.Context, st interface {
 			return err
 		}
 	}
+	// Objects with finalizers are only marked deleted: as Kubernetes and kcp
+	// do, the caller (CRD or APIBinding) waits until their controllers let
+	// them go, so those controllers can still reach them.
+	if len(namespaces) == 0 {
+		return nil
+	}
+	list, err = st.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), &metainternalversion.ListOptions{})
+	if err != nil {
+		return err
+	}
+	if n := meta.LenList(list); n > 0 {
+		return fmt.Errorf("%w: %d", ErrObjectsRemain, n)
+	}
 	return nil
 }
+
+// ErrObjectsRemain: deleted objects are still held by finalizers; try
+// again later.
+var ErrObjectsRemain = errors.New("objects deleted but still held by finalizers")

@@ -20,6 +20,12 @@
 // Outside tests, Start starts a core and returns an error instead of failing
 // a test; Process, StartShell and WaitReady launch any other program.
 //
+// RunWalkthrough runs the ```sh blocks of a README as one bash script, so a
+// walk-through's commands are tested as a user would paste them.
+//
+// A throwaway PostgreSQL server for a test is sdk/testing/postgres
+// (initdb + postgres on a free port, a superuser DSN, stopped by PID).
+//
 // Binaries are found by Binary(name, module, pkg): $<NAME>_BIN, else
 // <repo root>/bin/<name>, else `go build` in the owning module, once per
 // process (the repo root is the directory holding go.work).

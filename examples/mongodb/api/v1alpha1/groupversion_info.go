@@ -1,0 +1,27 @@
+// Package v1alpha1 is the MongoDB example's API, mongodb.examples.meshplane.io/v1alpha1:
+// the MongoDB a consumer orders from the provider.
+//
+// +kubebuilder:object:generate=true
+// +groupName=mongodb.examples.meshplane.io
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+const (
+	// GroupName is the API group.
+	GroupName = "mongodb.examples.meshplane.io"
+	// Resource is the plural resource name of MongoDB.
+	Resource = "mongodbs"
+)
+
+var (
+	// GroupVersion is mongodb.examples.meshplane.io/v1alpha1.
+	GroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
+	// SchemeBuilder registers the types with a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	// AddToScheme adds the types to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
