@@ -50,7 +50,7 @@ func (c *Config) EnvFile() string { return filepath.Join(c.RootDir, platformenv.
 func components(c *Config) []Component {
 	comps := []Component{coreComponent(c)}
 	comps = append(comps, openFGAComponents(c)...)
-	return append(comps, accountOperatorComponent(c), securityOperatorComponent(c), graphqlComponent(c))
+	return append(comps, accountOperatorComponent(c), securityOperatorComponent(c), rebacComponent(c), graphqlComponent(c))
 }
 
 // Run starts the platform and supervises it until ctx ends (then it stops

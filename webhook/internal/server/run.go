@@ -107,10 +107,15 @@ func (c *Completed) httpsServer(d *decision.Decider, reg *clusters.Registry, m *
 		if !pool.AppendCertsFromPEM(pem) {
 			return nil, fmt.Errorf("--client-ca-file %s holds no PEM certificate", c.ClientCAFile)
 		}
-		tlsConfig.ClientCAs, tlsConfig.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		// Verified when given; /authz requires one, the probes do not.
+		tlsConfig.ClientCAs, tlsConfig.ClientAuth = pool, tls.VerifyClientCertIfGiven
+	}
+	var authz http.Handler = AuthzHandler(d, m, log.WithName("authz"))
+	if c.ClientCAFile != "" {
+		authz = requireClientCert(authz)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/authz", AuthzHandler(d, m, log.WithName("authz")))
+	mux.Handle("/authz", authz)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -151,4 +156,16 @@ func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, l
 		}
 	}()
 	return kit.Manager.Start(ctx)
+}
+
+// requireClientCert refuses requests without a verified client
+// certificate.
+func requireClientCert(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+			http.Error(w, "a client certificate signed by --client-ca-file is required", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
