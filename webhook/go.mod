@@ -7,6 +7,7 @@ require (
 	github.com/kcp-dev/sdk v0.32.0
 	github.com/meshplane/meshplane/apis v0.0.0
 	github.com/meshplane/meshplane/operators v0.0.0
+	github.com/meshplane/meshplane/platform v0.0.0
 	github.com/meshplane/meshplane/providers v0.0.0
 	github.com/meshplane/meshplane/sdk v0.0.0
 	github.com/openfga/go-sdk v0.8.2
