@@ -42,7 +42,7 @@ func coreComponent(c *Config) Component {
 		// The rebac-authz-webhook's certificates and the kubeconfig that
 		// registers it exist before the core reads them.
 		BeforeStart: func(context.Context) error { return rebacCoreFiles(c) },
-		Ready:  func(ctx context.Context) error { return waitCoreReady(ctx, kubeconfig) },
+		Ready:       func(ctx context.Context) error { return waitCoreReady(ctx, kubeconfig) },
 		Env: []platformenv.Entry{
 			{Key: "KUBECONFIG", Value: kubeconfig},
 			{Key: "CORE_URL", Value: c.CoreURL()},

@@ -103,7 +103,9 @@ func rebacComponent(c *Config) Component {
 			"--tls-cert-file", filepath.Join(dir, "serving.crt"), "--tls-private-key-file", filepath.Join(dir, "serving.key"),
 			"--client-ca-file", filepath.Join(dir, "ca.crt"),
 		},
-		Ready: func(ctx context.Context) error { return waitRebacReady(ctx, rebacURL(c)+"/readyz", filepath.Join(dir, "ca.crt")) },
+		Ready: func(ctx context.Context) error {
+			return waitRebacReady(ctx, rebacURL(c)+"/readyz", filepath.Join(dir, "ca.crt"))
+		},
 		Env: []platformenv.Entry{
 			{Key: "REBAC_AUTHZ_WEBHOOK_URL", Value: rebacURL(c) + "/authz"},
 			{Key: "REBAC_AUTHZ_WEBHOOK_METRICS_URL", Value: fmt.Sprintf("http://127.0.0.1:%d/metrics", c.Ports.Base+offsetRebacMetrics)},
