@@ -111,3 +111,42 @@ func (c *Client) ListObjects(ctx context.Context, store, model, user, relation, 
 	}
 	return resp.Objects, nil
 }
+
+// maxBatch is OpenFGA's default limit of checks in one BatchCheck.
+const maxBatch = 50
+
+// BatchCheck asks many Checks at once (in calls of at most 50) and
+// returns their answers in order; a Check OpenFGA could not answer is
+// false.
+func (c *Client) BatchCheck(ctx context.Context, store, model string, qs []mapping.Query) ([]bool, error) {
+	out := make([]bool, len(qs))
+	for start := 0; start < len(qs); start += maxBatch {
+		end := min(start+maxBatch, len(qs))
+		body := openfga.BatchCheckRequest{}
+		if model != "" {
+			body.AuthorizationModelId = &model
+		}
+		for i := start; i < end; i++ {
+			q := qs[i]
+			item := openfga.BatchCheckItem{TupleKey: openfga.CheckRequestTupleKey{User: q.User, Relation: q.Relation, Object: q.Object},
+				CorrelationId: fmt.Sprintf("q%d", i)}
+			if len(q.Contextual) > 0 {
+				item.ContextualTuples = &openfga.ContextualTupleKeys{TupleKeys: tupleKeys(q.Contextual)}
+			}
+			body.Checks = append(body.Checks, item)
+		}
+		resp, httpResp, err := c.api.OpenFgaApi.BatchCheck(ctx, store).Body(body).Execute()
+		if err != nil {
+			return nil, classify(fmt.Sprintf("batch check of %d in store %s", end-start, store), httpResp, err)
+		}
+		if resp.Result == nil {
+			continue
+		}
+		for i := start; i < end; i++ {
+			if r, ok := (*resp.Result)[fmt.Sprintf("q%d", i)]; ok && r.Allowed != nil {
+				out[i] = *r.Allowed
+			}
+		}
+	}
+	return out, nil
+}

@@ -50,7 +50,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	d.Init(c.ModelRefresh)
 
 	errc := make(chan error, 3)
-	srv, err := c.httpsServer(d, reg, m, log)
+	srv, err := c.httpsServer(d, fgaClient, reg, m, log)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func serve(s *http.Server, tls bool) error {
 	return err
 }
 
-func (c *Completed) httpsServer(d *decision.Decider, reg *clusters.Registry, m *metrics.Metrics, log logr.Logger) (*http.Server, error) {
+func (c *Completed) httpsServer(d *decision.Decider, fgaClient *fgacheck.Client, reg *clusters.Registry, m *metrics.Metrics, log logr.Logger) (*http.Server, error) {
 	cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSPrivateKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
@@ -111,11 +111,13 @@ func (c *Completed) httpsServer(d *decision.Decider, reg *clusters.Registry, m *
 		tlsConfig.ClientCAs, tlsConfig.ClientAuth = pool, tls.VerifyClientCertIfGiven
 	}
 	var authz http.Handler = AuthzHandler(d, m, log.WithName("authz"))
+	var rules http.Handler = RulesHandler(d, fgaClient, log.WithName("rules"))
 	if c.ClientCAFile != "" {
-		authz = requireClientCert(authz)
+		authz, rules = requireClientCert(authz), requireClientCert(rules)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/authz", authz)
+	mux.Handle("/rules", rules)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {

@@ -72,7 +72,10 @@ func newFixture(t *testing.T, cacheTTL time.Duration) *fixture {
 	d := &decision.Decider{Clusters: f.reg, FGA: client, Metrics: f.metrics, Resources: &resources.Resolver{},
 		CacheTTL: cacheTTL, NewClusterGrace: time.Minute, RetryAfter: time.Second}
 	d.Init(100 * time.Millisecond)
-	f.srv = httptest.NewServer(AuthzHandler(d, f.metrics, logr.Discard()))
+	mux := http.NewServeMux()
+	mux.Handle("/authz", AuthzHandler(d, f.metrics, logr.Discard()))
+	mux.Handle("/rules", RulesHandler(d, client, logr.Discard()))
+	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -114,7 +117,7 @@ func reviewOf(user, verb, resource, ns, name string) authorizationv1.SubjectAcce
 func (f *fixture) answer(t *testing.T, sar any) (authorizationv1.SubjectAccessReviewStatus, int, http.Header) {
 	t.Helper()
 	body, _ := json.Marshal(sar)
-	resp, err := http.Post(f.srv.URL, "application/json", bytes.NewReader(body))
+	resp, err := http.Post(f.srv.URL+"/authz", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +294,7 @@ func TestWire(t *testing.T) {
 			Extra:              map[string]authorizationv1beta1.ExtraValue{"authorization.kcp.io/cluster-name": {cluster}},
 			ResourceAttributes: &authorizationv1beta1.ResourceAttributes{Verb: "list", Version: "v1", Resource: "configmaps", Namespace: "default"}}}
 	body, _ := json.Marshal(beta)
-	resp, err := http.Post(f.srv.URL, "application/json", bytes.NewReader(body))
+	resp, err := http.Post(f.srv.URL+"/authz", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +314,7 @@ func TestWire(t *testing.T) {
 		{"another version", []byte(`{"apiVersion":"authorization.k8s.io/v2","kind":"SubjectAccessReview"}`), 400},
 		{"over 1 MiB", []byte(fmt.Sprintf(`{"apiVersion":"authorization.k8s.io/v1","kind":"SubjectAccessReview","spec":{"user":"%s"}}`, strings.Repeat("a", 1<<20))), 413},
 	} {
-		resp, err := http.Post(f.srv.URL, "application/json", bytes.NewReader(c.body))
+		resp, err := http.Post(f.srv.URL+"/authz", "application/json", bytes.NewReader(c.body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,4 +348,53 @@ func counter(t *testing.T, f *fixture, name, label string) float64 {
 
 func typeMeta(apiVersion string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: apiVersion, Kind: "SubjectAccessReview"}
+}
+
+// TestRules checks the rules listed for a SelfSubjectRulesReview.
+func TestRules(t *testing.T) {
+	f := newFixture(t, 0)
+	rules := func(user string) authorizationv1.SubjectRulesReviewStatus {
+		t.Helper()
+		sar := reviewOf(user, "", "", "default", "")
+		body, _ := json.Marshal(sar)
+		resp, err := http.Post(f.srv.URL+"/rules", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out authorizationv1.SelfSubjectRulesReview
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("/rules for %s: HTTP %d, %v", user, resp.StatusCode, err)
+		}
+		return out.Status
+	}
+	verbsOf := func(s authorizationv1.SubjectRulesReviewStatus, group, resource string) string {
+		for _, r := range s.ResourceRules {
+			if r.APIGroups[0] == group && r.Resources[0] == resource {
+				return strings.Join(r.Verbs, ",")
+			}
+		}
+		return ""
+	}
+	alice := rules("alice")
+	if got := verbsOf(alice, "", "configmaps"); got != "get,list,watch,create,update,patch,delete" {
+		t.Errorf("owner alice's verbs on configmaps: %q", got)
+	}
+	if len(alice.NonResourceRules) != 1 || alice.EvaluationError != "" {
+		t.Errorf("owner alice: non-resource rules %v, error %q", alice.NonResourceRules, alice.EvaluationError)
+	}
+	if bob := rules("bob"); len(bob.ResourceRules) != 0 || len(bob.NonResourceRules) != 0 {
+		t.Errorf("bob, no member, has rules: %+v", bob)
+	}
+	f.write(t, []v1alpha1.Tuple{member("bob")}, nil)
+	framework.Eventually(t, 20*time.Second, 200*time.Millisecond, "bob's rules as a member", func() (bool, string) {
+		got := verbsOf(rules("bob"), "", "configmaps")
+		return got == "get,list,watch", got
+	})
+	// Accounts: list and watch on the parent are for members, create for
+	// owners (what the core module grants on Account objects themselves
+	// is the model's business).
+	if got := verbsOf(rules("bob"), "core.platform-mesh.io", "accounts"); !strings.HasPrefix(got, "get,list,watch") || strings.Contains(got, "create") {
+		t.Errorf("member bob's verbs on accounts: %q", got)
+	}
 }
