@@ -50,6 +50,8 @@ func rebacCoreArgs(c *Config) []string {
 		"--authorization-webhook-version", "v1",
 		"--authorization-webhook-cache-authorized-ttl", rebacCoreAuthorizedTTL,
 		"--authorization-webhook-cache-unauthorized-ttl", rebacCoreUnauthorizedTTL,
+		// SelfSubjectRulesReviews list what OpenFGA grants too.
+		"--authorization-webhook-rules-path", "/rules",
 	}
 }
 

@@ -40,13 +40,22 @@ func Fixed(a authorizer.Authorizer) Layer {
 	return func(_, _ authorizer.Authorizer) authorizer.Authorizer { return a }
 }
 
+// Webhook is an authorization webhook: asked after RBAC, and optionally
+// listing rules for SelfSubjectRulesReviews.
+type Webhook struct {
+	Authorizer authorizer.Authorizer
+	// Rules, when not nil, adds the webhook's rules to RBAC's.
+	Rules authorizer.RuleResolver
+}
+
 // New returns the authorizer and the rule resolver for
 // SelfSubjectRulesReviews. stored reads RBAC objects kept in each cluster.
-// The layers are consulted first. webhook, when not nil, is asked last,
+// The layers are consulted first. The webhook, when set, is asked last,
 // after RBAC (kcp's order), and also decides for a user who lacks access
 // to a workspace: kcp's workspace content authorizer leaves such a user
 // to the webhook rather than denying.
-func New(stored rbac.RuleSource, workspaces Workspaces, webhook authorizer.Authorizer, layers ...Layer) (authorizer.Authorizer, authorizer.RuleResolver) {
+func New(stored rbac.RuleSource, workspaces Workspaces, hook Webhook, layers ...Layer) (authorizer.Authorizer, authorizer.RuleResolver) {
+	webhook := hook.Authorizer
 	// The bootstrap policy holds in every cluster and outside of any.
 	boot := rbac.New(bootstrap.Source{}, func(ctx context.Context) (string, bool) {
 		if cluster, ok := clusters.From(ctx); ok && cluster != clusters.Wildcard {
@@ -78,7 +87,11 @@ func New(stored rbac.RuleSource, workspaces Workspaces, webhook authorizer.Autho
 		layered = append(layered, layer(self, plain))
 	}
 	full = union.New(append(layered, plain)...)
-	return full, union.NewRuleResolvers(boot, local)
+	resolvers := []authorizer.RuleResolver{boot, local}
+	if hook.Rules != nil {
+		resolvers = append(resolvers, hook.Rules)
+	}
+	return full, union.NewRuleResolvers(resolvers...)
 }
 
 // denyWildcard refuses the wildcard cluster to everybody that got this

@@ -8,7 +8,6 @@ import (
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -18,6 +17,7 @@ import (
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/auditlog"
 	"github.com/meshplane/meshplane/core/internal/authentication"
+	"github.com/meshplane/meshplane/core/internal/authorization"
 	"github.com/meshplane/meshplane/core/internal/authorization/webhook"
 	"github.com/meshplane/meshplane/core/internal/certs"
 	"github.com/meshplane/meshplane/core/internal/openapi/definitions"
@@ -40,9 +40,9 @@ type Config struct {
 	// ServiceAccountIssuer mints them.
 	ServiceAccountKeys   *serviceaccount.Keys
 	ServiceAccountIssuer *serviceaccount.Issuer
-	// AuthorizationWebhook is asked after RBAC; nil without
+	// AuthorizationWebhook is asked after RBAC; empty without
 	// --authorization-webhook-config-file.
-	AuthorizationWebhook authorizer.Authorizer
+	AuthorizationWebhook authorization.Webhook
 
 	auditFile *os.File
 }
@@ -79,12 +79,17 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 	}
 	c := &Config{Options: opts, TokenAuthenticator: tokenAuthn, CAFile: caFile, Tokens: tokens}
 	if opts.AuthorizationWebhookConfigFile != "" {
-		if c.AuthorizationWebhook, err = webhook.New(webhook.Config{
+		if c.AuthorizationWebhook.Authorizer, err = webhook.New(webhook.Config{
 			KubeconfigFile: opts.AuthorizationWebhookConfigFile, Version: opts.AuthorizationWebhookVersion,
 			AuthorizedTTL:   opts.AuthorizationWebhookCacheAuthorizedTTL,
 			UnauthorizedTTL: opts.AuthorizationWebhookCacheUnauthorizedTTL,
 		}); err != nil {
 			return nil, err
+		}
+		if opts.AuthorizationWebhookRulesPath != "" {
+			if c.AuthorizationWebhook.Rules, err = webhook.NewRules(opts.AuthorizationWebhookConfigFile, opts.AuthorizationWebhookRulesPath); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := c.loadServiceAccountKeys(); err != nil {

@@ -95,6 +95,9 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 	var q mapping.Query
 	var err error
 	if ra := r.Spec.ResourceAttributes; ra != nil {
+		if q, ok := mapping.ForSelfReview(ws, r.Spec.User, ra); ok {
+			return d.check(ctx, info, q)
+		}
 		if !mapping.IsResourceVerb(ra.Verb) {
 			return noOpinion("verb %q is not in the model", ra.Verb)
 		}

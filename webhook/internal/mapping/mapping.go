@@ -8,8 +8,9 @@
 //     kinds, the account;
 //   - with contextual tuples object -> namespace -> account, so no tuple per
 //     object or namespace needs to be stored;
-//   - discovery and OpenAPI paths (/api, /apis, /openapi, /version): get on
-//     the account, i.e. members only. Other non-resource paths: no check.
+//   - discovery and OpenAPI paths (/api, /apis, /openapi, /version) and
+//     self reviews (kubectl auth can-i, whoami): get on the account, i.e.
+//     members only. Other non-resource paths: no check.
 package mapping
 
 import (
@@ -56,6 +57,21 @@ var verbs = map[string]bool{"get": true, "list": true, "watch": true, "create": 
 type NoCheck struct{ Reason string }
 
 func (e NoCheck) Error() string { return e.Reason }
+
+// selfReviews are the reviews a user asks about himself (kubectl auth
+// can-i, whoami): members of the account may create them, as every
+// authenticated user may in Kubernetes (system:basic-user).
+var selfReviews = map[string]bool{"authorization.k8s.io/selfsubjectaccessreviews": true,
+	"authorization.k8s.io/selfsubjectrulesreviews": true, "authentication.k8s.io/selfsubjectreviews": true}
+
+// ForSelfReview maps the creation of a self review: get on the account;
+// ok is false for anything else.
+func ForSelfReview(ws Workspace, user string, ra *authorizationv1.ResourceAttributes) (Query, bool) {
+	if ra.Verb != "create" || !selfReviews[ra.Group+"/"+ra.Resource] {
+		return Query{}, false
+	}
+	return Query{User: fga.UserID(user), Object: ws.Account, Relation: "get"}, true
+}
 
 // IsResourceVerb reports whether verb maps to a Check.
 func IsResourceVerb(verb string) bool { return verbs[verb] }

@@ -87,3 +87,14 @@ func TestForNonResource(t *testing.T) {
 		}
 	}
 }
+
+func TestForSelfReview(t *testing.T) {
+	ws := Workspace{Cluster: "c1", Account: "core_platform-mesh_io_account:org1/team"}
+	q, ok := ForSelfReview(ws, "bob", &authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"})
+	if !ok || q.Object != ws.Account || q.Relation != "get" || q.User != "user:bob" {
+		t.Errorf("self rules review: %+v, %v", q, ok)
+	}
+	if _, ok := ForSelfReview(ws, "bob", &authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}); ok {
+		t.Errorf("a SubjectAccessReview about others must not map to a self review")
+	}
+}

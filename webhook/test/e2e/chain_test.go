@@ -166,6 +166,13 @@ func TestChain(t *testing.T) {
 	framework.RequireContains(t, p.must(t, "bob", team, "", "get", "configmap", "cfg", "-n", "apps", "-o", "jsonpath={.data.k}"), "v", "bob reading cfg")
 	out, err = p.kubectl(t, "bob", team, "", "delete", "configmap", "cfg", "-n", "apps")
 	framework.RequireFails(t, "", out, err, "bob (a member, not an owner) deleting cfg", "Forbidden")
+	// What UIs ask: the rules list what OpenFGA grants (a
+	// SelfSubjectRulesReview routed to the webhook's /rules).
+	rules := p.must(t, "bob", team, "", "auth", "can-i", "--list", "-n", "apps")
+	if !strings.Contains(rules, "configmaps ") || !strings.Contains(rules, "[get list watch]") {
+		t.Errorf("kubectl auth can-i --list as member bob does not show read access to configmaps:\n%s", rules)
+	}
+	framework.RequireEqual(t, strings.TrimSpace(p.must(t, "bob", team, "", "auth", "can-i", "list", "configmaps", "-n", "apps")), "yes", "bob: can-i list configmaps")
 
 	p.must(t, "base", "root:orgs", "", "patch", "stores", "acme", "--type=merge", "-p", revoke)
 	p.eventually(t, "bob to be denied once the tuple is gone", false, "bob", team, "get", "configmaps", "-n", "apps")

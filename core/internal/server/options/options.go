@@ -54,6 +54,10 @@ type Options struct {
 	// long the webhook's allowed and not-allowed answers are cached.
 	AuthorizationWebhookCacheAuthorizedTTL   time.Duration
 	AuthorizationWebhookCacheUnauthorizedTTL time.Duration
+	// AuthorizationWebhookRulesPath, when set, is the path on the
+	// webhook's server that lists a user's rules for
+	// SelfSubjectRulesReviews (a Meshplane extension).
+	AuthorizationWebhookRulesPath string
 }
 
 // DefaultServiceAccountIssuer is the issuer of service-account tokens when
@@ -105,6 +109,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long to cache an allowed answer of the authorization webhook.")
 	fs.DurationVar(&o.AuthorizationWebhookCacheUnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.AuthorizationWebhookCacheUnauthorizedTTL,
 		"How long to cache a not-allowed answer of the authorization webhook.")
+	fs.StringVar(&o.AuthorizationWebhookRulesPath, "authorization-webhook-rules-path", o.AuthorizationWebhookRulesPath,
+		"Path on the authorization webhook's server (e.g. /rules) that lists a user's rules; SelfSubjectRulesReviews then show them besides RBAC's. Empty: RBAC's rules only.")
 }
 
 // Validate reports every bad flag at once.
@@ -142,6 +148,9 @@ func (o *Options) Validate() []error {
 	case "v1", "v1beta1":
 	default:
 		errs = append(errs, fmt.Errorf("--authorization-webhook-version %q: want v1 or v1beta1", o.AuthorizationWebhookVersion))
+	}
+	if o.AuthorizationWebhookRulesPath != "" && (o.AuthorizationWebhookConfigFile == "" || o.AuthorizationWebhookRulesPath[0] != '/') {
+		errs = append(errs, fmt.Errorf("--authorization-webhook-rules-path %q: want an absolute path, with --authorization-webhook-config-file", o.AuthorizationWebhookRulesPath))
 	}
 	if o.AuthorizationWebhookCacheAuthorizedTTL < 0 || o.AuthorizationWebhookCacheUnauthorizedTTL < 0 {
 		errs = append(errs, fmt.Errorf("--authorization-webhook-cache-authorized-ttl and --authorization-webhook-cache-unauthorized-ttl must not be negative"))

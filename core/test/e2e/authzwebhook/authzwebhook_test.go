@@ -169,3 +169,27 @@ func TestWebhookFailure(t *testing.T) {
 	}
 	framework.RequireCode(t, s.Request(t, bob, "GET", path(cluster, "secrets", ""), nil), "bob listing secrets once the webhook is back", 200)
 }
+
+// TestRules checks that a SelfSubjectRulesReview shows the webhook's
+// rules beside RBAC's.
+func TestRules(t *testing.T) {
+	s := framework.SharedServer(t)
+	cluster, admin := setup(t, s, "e2e-wh-rules")
+	admin.Run(t, "create", "role", "cm-reader", "-n", ns, "--verb=get", "--resource=configmaps")
+	admin.Run(t, "create", "rolebinding", "bob-cm-reader", "-n", ns, "--role=cm-reader", "--user=bob")
+	hook.set(noOpinion)
+	out := s.KubectlAsUser(t, "bob", cluster).Run(t, "auth", "can-i", "--list", "-n", ns)
+	for _, want := range []string{"secrets", "[get list]", "configmaps", "[get]"} {
+		framework.RequireContains(t, out, want, "kubectl auth can-i --list as bob (webhook and RBAC rules)")
+	}
+	var asked bool
+	for _, r := range hook.reviews() {
+		if r.Spec.User == "bob" && r.Spec.ResourceAttributes != nil && r.Spec.ResourceAttributes.Namespace == ns &&
+			slices.Equal(r.Spec.Extra["authorization.kcp.io/cluster-name"], authorizationv1.ExtraValue{cluster}) {
+			asked = true
+		}
+	}
+	if !asked {
+		t.Errorf("the webhook was not asked for bob's rules in namespace %s of cluster %s", ns, cluster)
+	}
+}

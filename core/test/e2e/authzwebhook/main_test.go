@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 	code := framework.RunMain(m, framework.WithExtraArgs(
 		"--authorization-webhook-config-file="+hook.kubeconfigPath(),
 		"--authorization-webhook-version=v1",
+		"--authorization-webhook-rules-path=/rules",
 		// No caching: each request asks the webhook, so a test sees its
 		// new answers at once.
 		"--authorization-webhook-cache-authorized-ttl=0s",

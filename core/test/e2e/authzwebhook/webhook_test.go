@@ -128,6 +128,10 @@ func (w *webhook) handle(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if r.URL.Path == "/rules" {
+		w.rulesFor(rw, &sar)
+		return
+	}
 	w.mu.Lock()
 	fail, decide := w.fail, w.decide
 	w.seen = append(w.seen, sar)
@@ -139,6 +143,22 @@ func (w *webhook) handle(rw http.ResponseWriter, r *http.Request) {
 	sar.Status = decide(&sar)
 	rw.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(rw).Encode(&sar)
+}
+
+// rulesFor answers the core's rules question: for a review of bob with
+// a cluster, read access to secrets in the review's namespace.
+func (w *webhook) rulesFor(rw http.ResponseWriter, sar *authorizationv1.SubjectAccessReview) {
+	w.mu.Lock()
+	w.seen = append(w.seen, *sar)
+	w.mu.Unlock()
+	out := authorizationv1.SelfSubjectRulesReview{}
+	out.APIVersion, out.Kind = "authorization.k8s.io/v1", "SelfSubjectRulesReview"
+	if sar.Spec.User == "bob" && len(sar.Spec.Extra["authorization.kcp.io/cluster-name"]) == 1 && sar.Spec.ResourceAttributes != nil {
+		out.Status.ResourceRules = []authorizationv1.ResourceRule{{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"secrets"}}}
+		out.Status.Incomplete = true
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(rw).Encode(&out)
 }
 
 func noOpinion(*authorizationv1.SubjectAccessReview) authorizationv1.SubjectAccessReviewStatus {
