@@ -352,3 +352,63 @@ func TestTwoHundredBoundResourceTypes(t *testing.T) {
 	})
 	waitModelCondition(t, orgs, fmt.Sprintf("things-%03d-bigorg", n-1), metav1.ConditionTrue)
 }
+
+const gadgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.fga.example.dev
+spec:
+  group: fga.example.dev
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+// TestBoundAPIJoinsModel: an API bound into an organization's workspace
+// gets its generated module in the organization's model.
+func TestBoundAPIJoinsModel(t *testing.T) {
+	s := platform(t)
+	f := fgaFor(t)
+	orgs := adminClient(t, s, "root:orgs")
+	s.KubectlAsUser(t, "alice", "root:orgs").RunStdin(t, accountYAML("bindorg", "org", "alice"), "create", "-f", "-")
+	waitAccountReady(t, s.KubectlAsUser(t, "alice", "root:orgs"), "bindorg")
+	waitStore(t, orgs, "bindorg")
+	t.Cleanup(func() { s.KubectlFor("root:orgs").Run(t, "delete", "account", "bindorg", "--wait=false") })
+
+	provider := s.CreateOrg(t, "fga-provider")
+	s.ExportCRD(t, provider, gadgetCRD, "fga.example.dev")
+	info := accountInfoOf(t, s, "root:orgs:bindorg")
+	consumer := framework.Workspace{Name: "bindorg", Path: "root:orgs:bindorg", Cluster: info.Spec.Account.GeneratedClusterID}
+	s.Bind(t, consumer, "gadgets", provider, "fga.example.dev", nil)
+
+	gadget := fga.Resource{Group: "fga.example.dev", Plural: "gadgets", Singular: "gadget", Namespaced: true}
+	framework.Eventually(t, 2*time.Minute, time.Second, "the bound gadgets to join bindorg's model", func() (bool, string) {
+		st := &corev1alpha1.Store{}
+		if err := orgs.Get(ctxFor(t), client.ObjectKey{Name: "bindorg"}, st); err != nil {
+			return false, err.Error()
+		}
+		m, err := f.Model(ctxFor(t), st.Status.StoreID, st.Status.AuthorizationModelID)
+		if err != nil || m == nil {
+			return false, fmt.Sprint(err)
+		}
+		_, rel := typeRelations(m, fga.NamespaceType)[gadget.Relation("create")]
+		return hasType(m, gadget.Type()) && rel, fmt.Sprintf("%d types", len(m.GetTypeDefinitions()))
+	})
+	// alice, owner of the org, may create gadgets in its namespaces.
+	ns := fga.NamespaceObject(info.Spec.Account.GeneratedClusterID, "default")
+	st := waitStore(t, orgs, "bindorg")
+	ok, err := f.CheckContextual(ctxFor(t), st.Status.StoreID,
+		corev1alpha1.Tuple{Object: ns, Relation: gadget.Relation("create"), User: "user:alice"},
+		[]corev1alpha1.Tuple{{Object: ns, Relation: "parent", User: fga.AccountObject(info.Spec.Account.OriginClusterID, "bindorg")}})
+	if err != nil || !ok {
+		t.Fatalf("alice may not create gadgets in bindorg's default namespace: %v %v", ok, err)
+	}
+}
