@@ -273,11 +273,25 @@ func (c *Client) Read(ctx context.Context, storeID, object string) ([]v1alpha1.T
 // OpenFGA's check caches (HIGHER_CONSISTENCY), so the answer reflects the
 // tuples written so far.
 func (c *Client) Check(ctx context.Context, storeID string, t v1alpha1.Tuple) (bool, error) {
+	return c.CheckContextual(ctx, storeID, t, nil)
+}
+
+// CheckContextual is Check with contextual tuples (as the webhook sends
+// the object -> namespace -> account chain).
+func (c *Client) CheckContextual(ctx context.Context, storeID string, t v1alpha1.Tuple, contextual []v1alpha1.Tuple) (bool, error) {
 	consistency := openfga.CONSISTENCYPREFERENCE_HIGHER_CONSISTENCY
-	resp, _, err := c.api.OpenFgaApi.Check(ctx, storeID).Body(openfga.CheckRequest{
+	body := openfga.CheckRequest{
 		TupleKey:    openfga.CheckRequestTupleKey{Object: t.Object, Relation: t.Relation, User: t.User},
 		Consistency: &consistency,
-	}).Execute()
+	}
+	if len(contextual) > 0 {
+		keys := make([]openfga.TupleKey, 0, len(contextual))
+		for _, ct := range contextual {
+			keys = append(keys, openfga.TupleKey{Object: ct.Object, Relation: ct.Relation, User: ct.User})
+		}
+		body.ContextualTuples = &openfga.ContextualTupleKeys{TupleKeys: keys}
+	}
+	resp, _, err := c.api.OpenFgaApi.Check(ctx, storeID).Body(body).Execute()
 	if err != nil {
 		return false, fmt.Errorf("checking %s in store %s: %w", t, storeID, err)
 	}

@@ -38,9 +38,9 @@ type Options struct {
 	Wildcard ctrl.Client
 	// PathOf and ClusterOf map logical clusters and workspace paths.
 	PathOf, ClusterOf func(string) (string, bool)
-	// BoundResources lists the resources bound in a Store's organization
-	// (the org is the Store's name); nil: none.
-	BoundResources func(ctx context.Context, org string) ([]fga.Resource, error)
+	// BoundResources lists the resources bound into a workspace (the
+	// organization's: the Store's workspace path, ":", its name); nil: none.
+	BoundResources func(ctx context.Context, workspacePath string) ([]fga.Resource, error)
 	// Workers is the number of Stores reconciled in parallel.
 	Workers int
 }

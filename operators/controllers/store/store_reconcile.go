@@ -24,7 +24,7 @@ const Finalizer = "core.platform-mesh.io/fga-store"
 // resync is how often a Store is looked at without an event, so an
 // AuthorizationModel whose reference could not be mapped to the Store
 // (its cluster not yet known) is picked up, and drift in OpenFGA repaired.
-const resync = time.Minute
+const resync = 30 * time.Second
 
 // state is what the steps learn about one Store as they run.
 type state struct {
