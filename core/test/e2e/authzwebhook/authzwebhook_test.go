@@ -193,3 +193,18 @@ func TestRules(t *testing.T) {
 		t.Errorf("the webhook was not asked for bob's rules in namespace %s of cluster %s", ns, cluster)
 	}
 }
+
+// TestRetryAfter checks that a 503 with Retry-After ("I cannot know this
+// cluster yet") makes the core ask again rather than deny.
+func TestRetryAfter(t *testing.T) {
+	s := framework.SharedServer(t)
+	cluster, _ := setup(t, s, "e2e-wh-retry")
+	hook.set(allow("bob", cluster, "configmaps", "list"))
+	hook.setUnavailable(1)
+	t.Cleanup(func() { hook.setUnavailable(0); hook.set(noOpinion) })
+	framework.RequireCode(t, s.Request(t, s.UserToken(t, "bob"), "GET", path(cluster, "configmaps", ""), nil),
+		"bob listing configmaps after the webhook first answered 503", 200)
+	if n := len(hook.reviews()); n < 2 {
+		t.Errorf("the webhook was asked %d times; want the 503 and the retry", n)
+	}
+}

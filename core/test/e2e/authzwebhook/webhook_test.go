@@ -25,9 +25,12 @@ type webhook struct {
 	srv    *httptest.Server
 	decide func(*authorizationv1.SubjectAccessReview) authorizationv1.SubjectAccessReviewStatus
 	fail   bool
-	seen   []authorizationv1.SubjectAccessReview
-	caPEM  []byte
-	cert   tls.Certificate
+	// unavailable counts the reviews still to answer with 503 and
+	// Retry-After.
+	unavailable int
+	seen        []authorizationv1.SubjectAccessReview
+	caPEM       []byte
+	cert        tls.Certificate
 }
 
 // newWebhook starts the webhook on a free loopback port and writes the
@@ -109,6 +112,13 @@ func (w *webhook) set(decide func(*authorizationv1.SubjectAccessReview) authoriz
 	w.seen = nil
 }
 
+// setUnavailable makes the next n reviews answer 503 with Retry-After.
+func (w *webhook) setUnavailable(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.unavailable = n
+}
+
 func (w *webhook) setFailing(fail bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -133,9 +143,17 @@ func (w *webhook) handle(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.mu.Lock()
-	fail, decide := w.fail, w.decide
+	fail, decide, unavailable := w.fail, w.decide, w.unavailable > 0
+	if unavailable {
+		w.unavailable--
+	}
 	w.seen = append(w.seen, sar)
 	w.mu.Unlock()
+	if unavailable {
+		rw.Header().Set("Retry-After", "1")
+		http.Error(rw, "cluster not known yet", http.StatusServiceUnavailable)
+		return
+	}
 	if fail {
 		http.Error(rw, "webhook failure injected by the test", http.StatusInternalServerError)
 		return
