@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk core gateway platform bench providers operators examples examples/mounts
+MODULES := apis sdk core gateway platform bench providers operators examples examples/mounts webhook
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider openfga security-operator rebac-authz-webhook
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -31,9 +31,10 @@ build:
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
 	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench
 	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
-	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator
+	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator ./cmd/openfga ./cmd/security-operator
 	cd examples/mounts && $(GO) build -o $(BIN)/ ./cmd/kubecluster-mounts
 	cd examples && $(GO) build -o $(BIN)/ ./mongodb/cmd/mongodb-provider ./postgres/cmd/postgres-provider
+	cd webhook && $(GO) build -o $(BIN)/ ./cmd/rebac-authz-webhook
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
 ## <ROOT_DIR>/platform.env appears once everything is ready; EXAMPLES=mongodb,postgres

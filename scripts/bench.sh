@@ -148,3 +148,18 @@ if [[ ${EX_BENCH:-1} != 0 ]]; then
 		cat "$DIR/examples.md" 2>/dev/null || true
 	} | tee -a bench-results.md
 fi
+
+# The rebac-authz-webhook: SubjectAccessReview decisions cold and cached
+# against the raw OpenFGA Check of the same question, and the cost it adds
+# to a GET through the core. Starts bin/openfga and bin/meshplane; the
+# webhook runs in the test process. Skip with REBAC_BENCH=0.
+if [[ ${REBAC_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## rebac-authz-webhook $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		REBAC_BENCH_RUN=1 REBAC_BENCH_OUT="$DIR/rebac.md" MESHPLANE_BIN="$ROOT/bin/meshplane" OPENFGA_BIN="$ROOT/bin/openfga" \
+			go test -count=1 -run TestBench ./webhook/test/bench/ >"$DIR/rebac.log" 2>&1 || { tail -40 "$DIR/rebac.log"; false; }
+		cat "$DIR/rebac.md"
+	} | tee -a bench-results.md
+fi

@@ -17,6 +17,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.Ports.Base, "port-base", DefaultPortBase, fmt.Sprintf("First of the %d ports the platform may open (the core's secure port).", PortRange))
 	fs.StringVar(&c.BinDir, "bin-dir", "", "Directory holding the platform's binaries (default: the launcher's own directory).")
 	fs.BoolVar(&c.DemoUsers, "demo-users", true, "Create the demo users alice and bob (local runs only).")
+	fs.StringVar(&c.ExternalOpenFGA, "openfga-url", "", "HTTP API of an external OpenFGA (production: one backed by PostgreSQL); default: start OpenFGA with a SQLite store in the root directory.")
 	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
 	examples := fs.String("examples", os.Getenv("EXAMPLES"), "Example providers to run too, comma-separated: "+strings.Join(Examples, ", ")+" (default $EXAMPLES; none by default).")
 	fs.StringVar(&c.ExamplesDir, "examples-dir", "", "Directory of the examples' manifests (default: ../examples from the bin directory).")

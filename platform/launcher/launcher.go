@@ -39,6 +39,9 @@ type Config struct {
 	ReadyTimeout time.Duration
 	// StopGrace is how long a component may take to stop on SIGTERM.
 	StopGrace time.Duration
+	// ExternalOpenFGA is the HTTP API of an OpenFGA the platform uses
+	// instead of starting its own (--openfga-url).
+	ExternalOpenFGA string
 }
 
 // CoreURL is the core's base URL.
@@ -49,7 +52,10 @@ func (c *Config) EnvFile() string { return filepath.Join(c.RootDir, platformenv.
 
 // components lists what the platform runs, in start order.
 func components(c *Config) []Component {
-	return append([]Component{coreComponent(c), accountOperatorComponent(c), graphqlComponent(c)}, exampleComponents(c)...)
+	comps := []Component{coreComponent(c)}
+	comps = append(comps, openFGAComponents(c)...)
+	comps = append(comps, accountOperatorComponent(c), securityOperatorComponent(c), rebacComponent(c), graphqlComponent(c))
+	return append(comps, exampleComponents(c)...)
 }
 
 // Run starts the platform and supervises it until ctx ends (then it stops

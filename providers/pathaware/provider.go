@@ -103,6 +103,9 @@ func (p *Provider) Get(ctx context.Context, name multicluster.ClusterName) (clus
 // Path returns the workspace path of a logical cluster, once known.
 func (p *Provider) Path(cluster string) (string, bool) { return p.paths.Path(cluster) }
 
+// Cluster returns the logical cluster of a workspace path, once known.
+func (p *Provider) Cluster(path string) (string, bool) { return p.paths.Cluster(path) }
+
 // Start runs the path resolvers and the provider until ctx ends. The
 // manager's Engage is called asynchronously for each cluster.
 func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {

@@ -137,7 +137,7 @@ func (p *parts) newStorage() error {
 // newAuthorizer builds the authorizer chain: the home workspace rule and
 // the virtual workspaces' authorizers first, then the plain chain.
 func (p *parts) newAuthorizer() {
-	p.authz, p.rules = authorization.New(rbacSource(p.storage), p.index,
+	p.authz, p.rules = authorization.New(rbacSource(p.storage), p.index, p.config.AuthorizationWebhook,
 		authorization.Fixed(authorizer.AuthorizerFunc(home.Authorizer)),
 		func(full, _ authorizer.Authorizer) authorizer.Authorizer {
 			return &apiexportvw.Authorizer{Exports: p.exports, RBAC: full}

@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "stopping the account-operator:", err)
 		}
 	}
+	sec.stop()
 	if op.dir != "" && code == 0 {
 		os.RemoveAll(op.dir)
 	}
@@ -100,6 +101,7 @@ func platform(t *testing.T) *framework.Server {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("account-operator log (%s), last lines:\n%s", op.log, tail(op.log, 80))
+			t.Logf("security-operator log (%s), last lines:\n%s", sec.log, tail(sec.log, 80))
 		}
 	})
 	return s
@@ -111,6 +113,10 @@ func (o *operator) setup(t *testing.T, s *framework.Server) error {
 	base := s.KCPAdminRESTConfig(t, "")
 	if err := bootstrap.Run(ctx, base); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
+	}
+	// Organizations and accounts wait for the security initializer.
+	if err := sec.setup(ctx, s); err != nil {
+		return fmt.Errorf("security-operator: %w", err)
 	}
 	bin, err := framework.Binary("account-operator", "operators", "./cmd/account-operator")
 	if err != nil {

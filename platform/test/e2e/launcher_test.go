@@ -165,6 +165,9 @@ func TestLauncher(t *testing.T) {
 	if got, want := envA["GRAPHQL_URL"], fmt.Sprintf("http://127.0.0.1:%d", launcher.Ports{Base: baseA}.GraphQL()); got != want {
 		t.Errorf("platform.env GRAPHQL_URL = %q, want %q", got, want)
 	}
+	if got, want := envA["OPENFGA_URL"], fmt.Sprintf("http://127.0.0.1:%d", baseA+6); got != want {
+		t.Errorf("platform.env OPENFGA_URL = %q, want %q", got, want)
+	}
 	// The gateway serves, and wants a token.
 	if resp, err := http.Post(envA["GRAPHQL_URL"]+"/api/clusters/root/graphql", "application/json", strings.NewReader(`{"query":"{ __typename }"}`)); err != nil {
 		t.Errorf("the GraphQL gateway at GRAPHQL_URL does not answer: %v", err)
@@ -210,6 +213,11 @@ func TestLauncher(t *testing.T) {
 	waitAccountReady(t, kubeconfig, "acme")
 	acmeInfo := eventuallyKubectl(t, kubeconfig, "--context", "alice", "--server", envA["CORE_URL"]+"/clusters/root:orgs:acme",
 		"get", "accountinfo", "account", "-o", "jsonpath={.metadata.uid}/{.spec.organization.name}")
+	// The security-operator gave the org a Store, an OpenFGA store in the
+	// platform's OpenFGA.
+	storeID := eventuallyKubectl(t, kubeconfig, "--context", "root", "--server", envA["CORE_URL"]+"/clusters/root:orgs",
+		"get", "store", "acme", "-o", "jsonpath={.status.storeId}")
+	requireOpenFGAStore(t, envA["OPENFGA_URL"], storeID)
 	if out, err := kubectl(t, kubeconfig, "--context", "bob", "delete", "account", "acme"); err == nil || !strings.Contains(out, "Forbidden") {
 		t.Errorf("bob deleted alice's org account (err %v): %s", err, out)
 	}
@@ -243,6 +251,8 @@ func TestLauncher(t *testing.T) {
 	a.waitReady(t)
 	mustKubectl(t, kubeconfig, "get", "namespace", "kept")
 	mustKubectl(t, kubeconfig, "--context", "alice", "get", "account", "acme")
+	// ... its OpenFGA store (persistent under the root directory) ...
+	requireOpenFGAStore(t, envA["OPENFGA_URL"], storeID)
 	// ... and every account: the same Ready organization, workspace and
 	// AccountInfo (not a new one), nothing duplicated.
 	waitAccountReady(t, kubeconfig, "acme")
@@ -319,5 +329,21 @@ func eventuallyKubectl(t *testing.T, kubeconfig string, args ...string) string {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// requireOpenFGAStore fails unless OpenFGA at url has the store id.
+func requireOpenFGAStore(t *testing.T, url, id string) {
+	t.Helper()
+	if id == "" {
+		t.Fatal("the Store has no store id")
+	}
+	resp, err := http.Get(url + "/stores/" + id)
+	if err != nil {
+		t.Fatalf("OpenFGA at %s: %v", url, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("OpenFGA store %s: %s, want 200", id, resp.Status)
 	}
 }

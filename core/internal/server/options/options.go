@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -50,6 +51,20 @@ type Options struct {
 	// ServiceAccountIssuers: the first is the "iss" of new tokens; all are
 	// accepted. The API audiences are the first issuer.
 	ServiceAccountIssuers []string
+	// AuthorizationWebhookConfigFile is a kubeconfig naming the
+	// authorization webhook, asked after RBAC (kube's and kcp's flag).
+	AuthorizationWebhookConfigFile string
+	// AuthorizationWebhookVersion is the SubjectAccessReview version sent
+	// to the webhook: v1 or v1beta1.
+	AuthorizationWebhookVersion string
+	// AuthorizationWebhookCacheAuthorizedTTL and ...UnauthorizedTTL are how
+	// long the webhook's allowed and not-allowed answers are cached.
+	AuthorizationWebhookCacheAuthorizedTTL   time.Duration
+	AuthorizationWebhookCacheUnauthorizedTTL time.Duration
+	// AuthorizationWebhookRulesPath, when set, is the path on the
+	// webhook's server that lists a user's rules for
+	// SelfSubjectRulesReviews (a Meshplane extension).
+	AuthorizationWebhookRulesPath string
 }
 
 // DefaultServiceAccountIssuer is the issuer of service-account tokens when
@@ -65,6 +80,10 @@ func New() *Options {
 		EmbeddedEtcdClientPort: 2379,
 		EmbeddedEtcdPeerPort:   2380,
 		ServiceAccountIssuers:  []string{DefaultServiceAccountIssuer},
+		// kube-apiserver's defaults.
+		AuthorizationWebhookVersion:              "v1beta1",
+		AuthorizationWebhookCacheAuthorizedTTL:   5 * time.Minute,
+		AuthorizationWebhookCacheUnauthorizedTTL: 30 * time.Second,
 	}
 }
 
@@ -92,6 +111,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"PEM file of public (or private) keys that verify service-account tokens, besides the signing key; may be repeated.")
 	fs.StringArrayVar(&o.ServiceAccountIssuers, "service-account-issuer", o.ServiceAccountIssuers,
 		"Issuer (\"iss\") of service-account tokens; may be repeated: the first signs new tokens, all are accepted.")
+	fs.StringVar(&o.AuthorizationWebhookConfigFile, "authorization-webhook-config-file", o.AuthorizationWebhookConfigFile,
+		"Kubeconfig file naming an authorization webhook (SubjectAccessReviews over HTTPS), asked after system groups and RBAC; the logical cluster is in spec.extra[\"authorization.kcp.io/cluster-name\"]. When it cannot answer, the request is denied.")
+	fs.StringVar(&o.AuthorizationWebhookVersion, "authorization-webhook-version", o.AuthorizationWebhookVersion,
+		"Version of the SubjectAccessReviews sent to the authorization webhook: v1 or v1beta1.")
+	fs.DurationVar(&o.AuthorizationWebhookCacheAuthorizedTTL, "authorization-webhook-cache-authorized-ttl", o.AuthorizationWebhookCacheAuthorizedTTL,
+		"How long to cache an allowed answer of the authorization webhook.")
+	fs.DurationVar(&o.AuthorizationWebhookCacheUnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.AuthorizationWebhookCacheUnauthorizedTTL,
+		"How long to cache a not-allowed answer of the authorization webhook.")
+	fs.StringVar(&o.AuthorizationWebhookRulesPath, "authorization-webhook-rules-path", o.AuthorizationWebhookRulesPath,
+		"Path on the authorization webhook's server (e.g. /rules) that lists a user's rules; SelfSubjectRulesReviews then show them besides RBAC's. Empty: RBAC's rules only.")
 }
 
 // Validate reports every bad flag at once.
@@ -125,9 +154,21 @@ func (o *Options) Validate() []error {
 			errs = append(errs, fmt.Errorf("--service-account-key-file: %w", err))
 		}
 	}
+	switch o.AuthorizationWebhookVersion {
+	case "v1", "v1beta1":
+	default:
+		errs = append(errs, fmt.Errorf("--authorization-webhook-version %q: want v1 or v1beta1", o.AuthorizationWebhookVersion))
+	}
+	if o.AuthorizationWebhookRulesPath != "" && (o.AuthorizationWebhookConfigFile == "" || o.AuthorizationWebhookRulesPath[0] != '/') {
+		errs = append(errs, fmt.Errorf("--authorization-webhook-rules-path %q: want an absolute path, with --authorization-webhook-config-file", o.AuthorizationWebhookRulesPath))
+	}
+	if o.AuthorizationWebhookCacheAuthorizedTTL < 0 || o.AuthorizationWebhookCacheUnauthorizedTTL < 0 {
+		errs = append(errs, fmt.Errorf("--authorization-webhook-cache-authorized-ttl and --authorization-webhook-cache-unauthorized-ttl must not be negative"))
+	}
 	for name, f := range map[string]string{"--token-auth-file": o.TokenAuthFile, "--client-ca-file": o.ClientCAFile,
-		"--authentication-config":            o.AuthenticationConfig,
-		"--service-account-signing-key-file": o.ServiceAccountSigningKeyFile} {
+		"--authentication-config":             o.AuthenticationConfig,
+		"--authorization-webhook-config-file": o.AuthorizationWebhookConfigFile,
+		"--service-account-signing-key-file":  o.ServiceAccountSigningKeyFile} {
 		if f == "" {
 			continue
 		}

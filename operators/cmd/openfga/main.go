@@ -1,0 +1,23 @@
+// Command openfga is OpenFGA's own server (`run`, `migrate`, `version`,
+// `validate-models`), compiled from github.com/openfga/openfga at the
+// version pinned in this module, so the platform runs the same OpenFGA its
+// operators and webhook are tested against without a separate download.
+// Flags, environment variables (OPENFGA_*) and config files are OpenFGA's.
+package main
+
+import (
+	"os"
+
+	"github.com/openfga/openfga/cmd"
+	"github.com/openfga/openfga/cmd/migrate"
+	"github.com/openfga/openfga/cmd/run"
+	"github.com/openfga/openfga/cmd/validatemodels"
+)
+
+func main() {
+	root := cmd.NewRootCommand()
+	root.AddCommand(run.NewRunCommand(), migrate.NewMigrateCommand(), validatemodels.NewValidateCommand(), cmd.NewVersionCommand())
+	if err := root.Execute(); err != nil {
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,184 @@
+// Package store is the security-operator's Store controller: every Store
+// (core.platform-mesh.io/v1alpha1) becomes an OpenFGA store with the
+// model composed from its core module, the AuthorizationModels that
+// reference it and the resources bound in its organization, and with its
+// tuples; see README.md for the steps.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mccontroller "sigs.k8s.io/multicluster-runtime/pkg/controller"
+	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+	"github.com/meshplane/meshplane/apis/fga"
+	"github.com/meshplane/meshplane/operators/fgaclient"
+)
+
+// Options configure the controller.
+type Options struct {
+	// FGA is the OpenFGA server.
+	FGA *fgaclient.Client
+	// Wildcard lists AuthorizationModels across every workspace that binds
+	// the export (a client for <virtual workspace>/clusters/*).
+	Wildcard ctrl.Client
+	// PathOf and ClusterOf map logical clusters and workspace paths.
+	PathOf, ClusterOf func(string) (string, bool)
+	// BoundResources lists the resources bound into a workspace (the
+	// organization's: the Store's workspace path, ":", its name); nil: none.
+	BoundResources func(ctx context.Context, workspacePath string) ([]fga.Resource, error)
+	// Workers is the number of Stores reconciled in parallel.
+	Workers int
+}
+
+const callTimeout = 30 * time.Second
+
+// SetupWithManager adds the controller to mgr.
+func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
+	if opts.FGA == nil || opts.Wildcard == nil {
+		return errors.New("store controller: FGA and Wildcard are required")
+	}
+	clientOf := func(ctx context.Context, name string) (ctrl.Client, error) {
+		cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(name))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", errClusterGone, name, err)
+		}
+		return cl.GetClient(), nil
+	}
+	r := newReconciler(clientOf, opts)
+	// An AuthorizationModel enqueues the Store it references, in the
+	// Store's cluster (by path or name).
+	modelToStore := func(_ multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[ctrl.Object, mcreconcile.Request] {
+		return mchandler.TypedEnqueueRequestsFromMapFuncWithClusterPreservation(func(_ context.Context, obj ctrl.Object) []mcreconcile.Request {
+			m, ok := obj.(*corev1alpha1.AuthorizationModel)
+			if !ok {
+				return nil
+			}
+			ref := m.Spec.StoreRef.Cluster
+			if ref == "" {
+				ref = m.Spec.StoreRef.Path
+			}
+			if c, ok := opts.ClusterOf(ref); ok {
+				ref = c
+			}
+			req := mcreconcile.Request{ClusterName: multicluster.ClusterName(ref)}
+			req.Name = m.Spec.StoreRef.Name
+			return []mcreconcile.Request{req}
+		})
+	}
+	return mcbuilder.ControllerManagedBy(mgr).
+		Named("store").
+		For(&corev1alpha1.Store{}).
+		Watches(&corev1alpha1.AuthorizationModel{}, modelToStore).
+		WithOptions(mccontroller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
+		Complete(mcreconcile.Func(func(ctx context.Context, req mcreconcile.Request) (reconcile.Result, error) {
+			after, err := r.reconcile(ctx, string(req.ClusterName), req.Name)
+			return reconcile.Result{RequeueAfter: after}, err
+		}))
+}
+
+func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Client, error), opts Options) *reconciler {
+	f := opts.FGA
+	listStores := func(ctx context.Context, name string) ([]string, error) {
+		stores, err := f.ListStores(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var ids []string
+		for _, s := range stores {
+			if s.Name == name {
+				ids = append(ids, s.ID)
+			}
+		}
+		return ids, nil
+	}
+	var bound func(ctx context.Context, st *state) ([]fga.Resource, error)
+	if opts.BoundResources != nil {
+		bound = func(ctx context.Context, st *state) ([]fga.Resource, error) {
+			return opts.BoundResources(ctx, st.store.Name)
+		}
+	}
+	return &reconciler{
+		steps: []step{
+			&storeStep{exists: f.StoreExists, createStore: f.CreateStore, listStores: listStores},
+			&modelStep{
+				listModels: func(ctx context.Context) ([]corev1alpha1.AuthorizationModel, error) {
+					ctx, cancel := context.WithTimeout(ctx, callTimeout)
+					defer cancel()
+					var list corev1alpha1.AuthorizationModelList
+					if err := opts.Wildcard.List(ctx, &list); err != nil {
+						return nil, err
+					}
+					return list.Items, nil
+				},
+				boundResources: bound,
+				writeModel: func(ctx context.Context, storeID, currentID string, m *openfgav1.AuthorizationModel) (string, bool, error) {
+					return f.WriteModelIfChanged(ctx, storeID, currentID, m)
+				},
+				updateModel: func(ctx context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error {
+					cl, err := clientOf(ctx, cluster)
+					if err != nil {
+						return err
+					}
+					ctx, cancel := context.WithTimeout(ctx, callTimeout)
+					defer cancel()
+					return cl.Status().Update(ctx, m)
+				},
+			},
+			&tuplesStep{write: f.Write},
+		},
+		deletion: &deletionStep{deleteStore: f.DeleteStore, listStores: listStores},
+		getStore: func(ctx context.Context, cluster, name string) (*corev1alpha1.Store, error) {
+			cl, err := clientOf(ctx, cluster)
+			if err != nil {
+				return nil, err
+			}
+			ctx, cancel := context.WithTimeout(ctx, callTimeout)
+			defer cancel()
+			st := &corev1alpha1.Store{}
+			return st, cl.Get(ctx, ctrl.ObjectKey{Name: name}, st)
+		},
+		updateStore: func(ctx context.Context, cluster string, st *corev1alpha1.Store) error {
+			cl, err := clientOf(ctx, cluster)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(ctx, callTimeout)
+			defer cancel()
+			return cl.Update(ctx, st)
+		},
+		updateStatus: func(ctx context.Context, cluster string, st *corev1alpha1.Store) error {
+			cl, err := clientOf(ctx, cluster)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(ctx, callTimeout)
+			defer cancel()
+			return cl.Status().Update(ctx, st)
+		},
+		pathOf:    opts.PathOf,
+		clusterOf: opts.ClusterOf,
+	}
+}
+
+// WildcardConfig points cfg (the export's virtual workspace) at all of its
+// clusters.
+func WildcardConfig(vw *rest.Config) *rest.Config {
+	c := rest.CopyConfig(vw)
+	c.Host = vw.Host + "/clusters/*"
+	return c
+}

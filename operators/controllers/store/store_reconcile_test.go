@@ -1,0 +1,212 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+	"github.com/meshplane/meshplane/apis/fga"
+)
+
+func newState() *state {
+	return &state{cluster: "orgs1", path: "root:orgs", store: &corev1alpha1.Store{
+		ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "0a1b2c3d-4e5f-6789-abcd-ef0123456789", Generation: 1},
+		Spec:       corev1alpha1.StoreSpec{CoreModule: fga.CoreModule},
+	}}
+}
+
+func condition(t *testing.T, st *corev1alpha1.Store, typ string) *metav1.Condition {
+	t.Helper()
+	c := meta.FindStatusCondition(st.Status.Conditions, typ)
+	if c == nil {
+		t.Fatalf("no condition %s in %v", typ, st.Status.Conditions)
+	}
+	return c
+}
+
+func TestStoreStep(t *testing.T) {
+	t.Run("existing store", func(t *testing.T) {
+		s := newState()
+		s.store.Status.StoreID = "S1"
+		step := &storeStep{exists: func(_ context.Context, id string) (bool, error) { return id == "S1", nil }}
+		if res := step.reconcile(context.Background(), s); !res.done {
+			t.Fatal("an existing store did not pass")
+		}
+	})
+	t.Run("store gone: a new one, model and tuples reset", func(t *testing.T) {
+		s := newState()
+		s.store.Status = corev1alpha1.StoreStatus{StoreID: "OLD", AuthorizationModelID: "M", ManagedTuples: []corev1alpha1.Tuple{{Object: "a:b", Relation: "r", User: "user:x"}}}
+		var created string
+		step := &storeStep{
+			exists:      func(context.Context, string) (bool, error) { return false, nil },
+			listStores:  func(context.Context, string) ([]string, error) { return nil, nil },
+			createStore: func(_ context.Context, name string) (string, error) { created = name; return "NEW", nil },
+		}
+		if res := step.reconcile(context.Background(), s); !res.done {
+			t.Fatal("step did not finish")
+		}
+		if created != "acme.0a1b2c3d4e5f" || s.store.Status.StoreID != "NEW" || s.store.Status.AuthorizationModelID != "" || s.store.Status.ManagedTuples != nil {
+			t.Fatalf("created %q, status %+v", created, s.store.Status)
+		}
+	})
+	t.Run("a store made for this Store is adopted", func(t *testing.T) {
+		s := newState()
+		step := &storeStep{
+			listStores:  func(_ context.Context, name string) ([]string, error) { return []string{"FOUND"}, nil },
+			createStore: func(context.Context, string) (string, error) { t.Fatal("created a second store"); return "", nil },
+		}
+		step.reconcile(context.Background(), s)
+		if s.store.Status.StoreID != "FOUND" {
+			t.Fatalf("store id %q, want the existing one", s.store.Status.StoreID)
+		}
+	})
+	t.Run("OpenFGA down", func(t *testing.T) {
+		s := newState()
+		step := &storeStep{
+			listStores: func(context.Context, string) ([]string, error) { return nil, errors.New("connection refused") },
+		}
+		if res := step.reconcile(context.Background(), s); res.done || res.requeueAfter == 0 {
+			t.Fatal("a failing OpenFGA did not stop and requeue")
+		}
+		if c := condition(t, s.store, corev1alpha1.ConditionStoreCreated); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "connection refused") {
+			t.Fatalf("condition %+v", c)
+		}
+	})
+}
+
+func am(name, cluster, ref, model string, created int64) corev1alpha1.AuthorizationModel {
+	return corev1alpha1.AuthorizationModel{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{ClusterAnnotation: cluster},
+			CreationTimestamp: metav1.Unix(created, 0)},
+		Spec: corev1alpha1.AuthorizationModelSpec{StoreRef: corev1alpha1.WorkspaceStoreRef{Name: "acme", Cluster: ref}, Model: model},
+	}
+}
+
+func TestModelStep(t *testing.T) {
+	widget := fga.ResourceModule(fga.Resource{Group: "example.com", Plural: "widgets", Singular: "widget"})
+	copyOf := "module copy\n\ntype example_com_widget\n"
+	models := []corev1alpha1.AuthorizationModel{
+		am("copy", "p2", "root:orgs", copyOf, 200),
+		am("widgets", "p1", "orgs1", widget, 100),
+		am("other-store", "p1", "elsewhere", widget, 50),
+	}
+	var written *openfgav1.AuthorizationModel
+	statuses := map[string]metav1.ConditionStatus{}
+	step := &modelStep{
+		listModels: func(context.Context) ([]corev1alpha1.AuthorizationModel, error) { return models, nil },
+		boundResources: func(context.Context, *state) ([]fga.Resource, error) {
+			return []fga.Resource{{Group: "db.example.io", Plural: "databases", Singular: "database", Namespaced: true}}, nil
+		},
+		writeModel: func(_ context.Context, storeID, current string, m *openfgav1.AuthorizationModel) (string, bool, error) {
+			written = m
+			return "M2", true, nil
+		},
+		updateModel: func(_ context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error {
+			statuses[m.Name] = meta.FindStatusCondition(m.Status.Conditions, corev1alpha1.ConditionReady).Status
+			return nil
+		},
+	}
+	s := newState()
+	s.store.Status.StoreID = "S1"
+	if res := step.reconcile(context.Background(), s); !res.done {
+		t.Fatalf("model step stopped: %v", s.store.Status.Conditions)
+	}
+	if s.store.Status.AuthorizationModelID != "M2" {
+		t.Fatalf("model id %q", s.store.Status.AuthorizationModelID)
+	}
+	types := map[string]bool{}
+	for _, td := range written.GetTypeDefinitions() {
+		types[td.GetType()] = true
+	}
+	if !types["example_com_widget"] || !types["db_example_io_database"] {
+		t.Fatalf("written model lacks the module's or the bound resource's type: %v", types)
+	}
+	if statuses["widgets"] != metav1.ConditionTrue || statuses["copy"] != metav1.ConditionFalse {
+		t.Fatalf("AuthorizationModel conditions %v: the older module keeps its type, the copy is refused", statuses)
+	}
+	if _, touched := statuses["other-store"]; touched {
+		t.Fatal("a model of another store was touched")
+	}
+	if len(s.models) != 1 || s.models[0].Name != "widgets" {
+		t.Fatalf("models in the store: %v", s.models)
+	}
+
+	t.Run("bad core module", func(t *testing.T) {
+		s := newState()
+		s.store.Spec.CoreModule = "module core\n\ntype"
+		if res := step.reconcile(context.Background(), s); res.done {
+			t.Fatal("a broken core module passed")
+		}
+		if c := condition(t, s.store, corev1alpha1.ConditionModelWritten); c.Reason != corev1alpha1.ReasonInvalidModel {
+			t.Fatalf("condition %+v", c)
+		}
+	})
+}
+
+func TestTuplesStep(t *testing.T) {
+	a := corev1alpha1.Tuple{Object: "core_platform-mesh_io_account:c/acme", Relation: "member", User: "user:bob"}
+	b := corev1alpha1.Tuple{Object: "core_platform-mesh_io_account:c/acme", Relation: "member", User: "user:carol"}
+	fromModel := corev1alpha1.Tuple{Object: "role:x", Relation: "assignee", User: "user:dave"}
+	s := newState()
+	s.store.Status.StoreID = "S1"
+	s.store.Spec.Tuples = []corev1alpha1.Tuple{a}
+	s.store.Status.ManagedTuples = []corev1alpha1.Tuple{b}
+	s.models = []*corev1alpha1.AuthorizationModel{{Spec: corev1alpha1.AuthorizationModelSpec{Tuples: []corev1alpha1.Tuple{fromModel}}}}
+	var added, removed []corev1alpha1.Tuple
+	step := &tuplesStep{write: func(_ context.Context, _ string, add, remove []corev1alpha1.Tuple) error {
+		added, removed = add, remove
+		return nil
+	}}
+	if res := step.reconcile(context.Background(), s); !res.done {
+		t.Fatal("tuples step stopped")
+	}
+	if len(added) != 2 || len(removed) != 1 || removed[0] != b {
+		t.Fatalf("added %v removed %v, want a and the model's tuple added, b removed", added, removed)
+	}
+	if len(s.store.Status.ManagedTuples) != 2 {
+		t.Fatalf("managed tuples %v", s.store.Status.ManagedTuples)
+	}
+	// Nothing changed: no call.
+	step.write = func(context.Context, string, []corev1alpha1.Tuple, []corev1alpha1.Tuple) error {
+		t.Fatal("wrote although nothing changed")
+		return nil
+	}
+	step.reconcile(context.Background(), s)
+
+	// OpenFGA failing: managed tuples stay as they were.
+	s.store.Spec.Tuples = nil
+	step.write = func(context.Context, string, []corev1alpha1.Tuple, []corev1alpha1.Tuple) error { return errors.New("boom") }
+	before := append([]corev1alpha1.Tuple(nil), s.store.Status.ManagedTuples...)
+	if res := step.reconcile(context.Background(), s); res.done {
+		t.Fatal("a failed write passed")
+	}
+	if len(s.store.Status.ManagedTuples) != len(before) {
+		t.Fatal("managed tuples changed although the write failed")
+	}
+}
+
+func TestDeletionStep(t *testing.T) {
+	s := newState()
+	s.store.Status.StoreID = "S1"
+	var deleted []string
+	step := &deletionStep{
+		listStores:  func(context.Context, string) ([]string, error) { return []string{"S0"}, nil },
+		deleteStore: func(_ context.Context, id string) error { deleted = append(deleted, id); return nil },
+	}
+	if res := step.reconcile(context.Background(), s); !res.done || strings.Join(deleted, ",") != "S1,S0" {
+		t.Fatalf("done=%v deleted %v", res.done, deleted)
+	}
+	// A store that never got an id and OpenFGA listing failing: nothing to
+	// wait for.
+	s = newState()
+	step.listStores = func(context.Context, string) ([]string, error) { return nil, errors.New("down") }
+	if res := step.reconcile(context.Background(), s); !res.done {
+		t.Fatal("deletion of a Store without a store waited")
+	}
+}

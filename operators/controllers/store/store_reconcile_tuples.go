@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+)
+
+// tuplesStep writes spec.tuples and the tuples of the AuthorizationModels
+// in the model, and deletes the tuples it wrote before that are no longer
+// wanted; status.managedTuples records what it wrote.
+type tuplesStep struct {
+	write func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
+}
+
+func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
+	store := st.store
+	want := map[corev1alpha1.Tuple]bool{}
+	for _, t := range store.Spec.Tuples {
+		want[t] = true
+	}
+	for _, m := range st.models {
+		for _, t := range m.Spec.Tuples {
+			want[t] = true
+		}
+	}
+	had := map[corev1alpha1.Tuple]bool{}
+	for _, t := range store.Status.ManagedTuples {
+		had[t] = true
+	}
+	var add, remove []corev1alpha1.Tuple
+	for t := range want {
+		if !had[t] {
+			add = append(add, t)
+		}
+	}
+	for t := range had {
+		if !want[t] {
+			remove = append(remove, t)
+		}
+	}
+	if len(add)+len(remove) > 0 {
+		if err := s.write(ctx, store.Status.StoreID, sortTuples(add), sortTuples(remove)); err != nil {
+			setCondition(store, corev1alpha1.ConditionTuplesWritten, metav1.ConditionFalse, corev1alpha1.ReasonError, err.Error())
+			return wait(5 * time.Second)
+		}
+		log.FromContext(ctx).Info("tuples written", "storeId", store.Status.StoreID, "added", len(add), "deleted", len(remove))
+	}
+	managed := make([]corev1alpha1.Tuple, 0, len(want))
+	for t := range want {
+		managed = append(managed, t)
+	}
+	store.Status.ManagedTuples = sortTuples(managed)
+	if len(managed) == 0 {
+		store.Status.ManagedTuples = nil
+	}
+	setCondition(store, corev1alpha1.ConditionTuplesWritten, metav1.ConditionTrue, corev1alpha1.ReasonReconciled,
+		fmt.Sprintf("%d tuples", len(managed)))
+	return next
+}

@@ -1,0 +1,299 @@
+// Package fgaclient is what the security-operator asks of OpenFGA, over
+// its HTTP API with github.com/openfga/go-sdk: stores, models written only
+// when they change, and tuples written and deleted idempotently.
+package fgaclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+	openfga "github.com/openfga/go-sdk"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/meshplane/meshplane/apis/core/v1alpha1"
+)
+
+// maxTuplesPerWrite is OpenFGA's default limit of one Write call.
+const maxTuplesPerWrite = 100
+
+// Client talks to one OpenFGA server.
+type Client struct {
+	api *openfga.APIClient
+}
+
+// New returns a client for the OpenFGA HTTP API at url
+// (http://host:port).
+func New(url string) (*Client, error) {
+	cfg, err := openfga.NewConfiguration(openfga.Configuration{
+		ApiUrl:     url,
+		UserAgent:  "meshplane-security-operator",
+		HTTPClient: &http.Client{Timeout: 30 * time.Second},
+		// The controllers retry; one call should fail fast.
+		RetryParams: &openfga.RetryParams{MaxRetry: 1, MinWaitInMs: 50},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("openfga client for %s: %w", url, err)
+	}
+	return &Client{api: openfga.NewAPIClient(cfg)}, nil
+}
+
+// notFound reports a 404 (or OpenFGA's "store not found" 400s) answer.
+func notFound(resp *http.Response, err error) bool {
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return true
+	}
+	var apiErr openfga.FgaApiNotFoundError
+	return errors.As(err, &apiErr)
+}
+
+// StoreExists reports whether the store id exists.
+func (c *Client) StoreExists(ctx context.Context, id string) (bool, error) {
+	_, resp, err := c.api.OpenFgaApi.GetStore(ctx, id).Execute()
+	if err == nil {
+		return true, nil
+	}
+	if notFound(resp, err) {
+		return false, nil
+	}
+	return false, fmt.Errorf("getting store %s: %w", id, err)
+}
+
+// CreateStore creates a store named name and returns its id.
+func (c *Client) CreateStore(ctx context.Context, name string) (string, error) {
+	s, _, err := c.api.OpenFgaApi.CreateStore(ctx).Body(openfga.CreateStoreRequest{Name: name}).Execute()
+	if err != nil {
+		return "", fmt.Errorf("creating store %s: %w", name, err)
+	}
+	return s.Id, nil
+}
+
+// DeleteStore deletes a store; a store already gone is no error.
+func (c *Client) DeleteStore(ctx context.Context, id string) error {
+	resp, err := c.api.OpenFgaApi.DeleteStore(ctx, id).Execute()
+	if err != nil && !notFound(resp, err) {
+		return fmt.Errorf("deleting store %s: %w", id, err)
+	}
+	return nil
+}
+
+// Store is one OpenFGA store.
+type Store struct{ ID, Name string }
+
+// ListStores lists every store.
+func (c *Client) ListStores(ctx context.Context) ([]Store, error) {
+	var out []Store
+	token := ""
+	for {
+		req := c.api.OpenFgaApi.ListStores(ctx).PageSize(100)
+		if token != "" {
+			req = req.ContinuationToken(token)
+		}
+		resp, _, err := req.Execute()
+		if err != nil {
+			return nil, fmt.Errorf("listing stores: %w", err)
+		}
+		for _, s := range resp.Stores {
+			out = append(out, Store{ID: s.Id, Name: s.Name})
+		}
+		if resp.ContinuationToken == "" {
+			return out, nil
+		}
+		token = resp.ContinuationToken
+	}
+}
+
+// Model reads model id of a store; nil when it does not exist.
+func (c *Client) Model(ctx context.Context, storeID, id string) (*openfgav1.AuthorizationModel, error) {
+	resp, httpResp, err := c.api.OpenFgaApi.ReadAuthorizationModel(ctx, storeID, id).Execute()
+	if err != nil {
+		if notFound(httpResp, err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading model %s of store %s: %w", id, storeID, err)
+	}
+	if resp.AuthorizationModel == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(resp.AuthorizationModel)
+	if err != nil {
+		return nil, err
+	}
+	m := &openfgav1.AuthorizationModel{}
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(raw, m); err != nil {
+		return nil, fmt.Errorf("decoding model %s: %w", id, err)
+	}
+	return m, nil
+}
+
+// SameModel reports whether two models define the same thing (ids aside).
+func SameModel(a, b *openfgav1.AuthorizationModel) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	a, b = proto.Clone(a).(*openfgav1.AuthorizationModel), proto.Clone(b).(*openfgav1.AuthorizationModel)
+	a.Id, b.Id = "", ""
+	if len(a.Conditions) == 0 {
+		a.Conditions = nil
+	}
+	if len(b.Conditions) == 0 {
+		b.Conditions = nil
+	}
+	return proto.Equal(a, b)
+}
+
+// LatestModelID is the id of the store's newest model ("" when it has none).
+func (c *Client) LatestModelID(ctx context.Context, storeID string) (string, error) {
+	resp, _, err := c.api.OpenFgaApi.ReadAuthorizationModels(ctx, storeID).PageSize(1).Execute()
+	if err != nil {
+		return "", fmt.Errorf("reading the models of store %s: %w", storeID, err)
+	}
+	if len(resp.AuthorizationModels) == 0 {
+		return "", nil
+	}
+	return resp.AuthorizationModels[0].Id, nil
+}
+
+// WriteModelIfChanged writes model unless the store's model currentID (its
+// newest model when currentID is "") already is the same; it returns the
+// id of the store's model and whether it wrote one.
+func (c *Client) WriteModelIfChanged(ctx context.Context, storeID, currentID string, model *openfgav1.AuthorizationModel) (string, bool, error) {
+	if currentID == "" {
+		latest, err := c.LatestModelID(ctx, storeID)
+		if err != nil {
+			return "", false, err
+		}
+		currentID = latest
+	}
+	if currentID != "" {
+		current, err := c.Model(ctx, storeID, currentID)
+		if err != nil {
+			return "", false, err
+		}
+		if SameModel(current, model) {
+			return currentID, false, nil
+		}
+	}
+	raw, err := protojson.Marshal(model)
+	if err != nil {
+		return "", false, err
+	}
+	var body openfga.WriteAuthorizationModelRequest
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return "", false, fmt.Errorf("encoding model: %w", err)
+	}
+	resp, _, err := c.api.OpenFgaApi.WriteAuthorizationModel(ctx, storeID).Body(body).Execute()
+	if err != nil {
+		return "", false, fmt.Errorf("writing model to store %s: %w", storeID, err)
+	}
+	return resp.AuthorizationModelId, true, nil
+}
+
+// Write adds and deletes tuples; tuples already there (or already gone)
+// are no error. Large sets go in several calls.
+func (c *Client) Write(ctx context.Context, storeID string, add, remove []v1alpha1.Tuple) error {
+	ignore := "ignore"
+	// OpenFGA refuses a call that names one tuple twice.
+	add, remove = unique(add), unique(remove)
+	for len(add) > 0 {
+		n := min(len(add), maxTuplesPerWrite)
+		keys := make([]openfga.TupleKey, 0, n)
+		for _, t := range add[:n] {
+			keys = append(keys, openfga.TupleKey{Object: t.Object, Relation: t.Relation, User: t.User})
+		}
+		if _, _, err := c.api.OpenFgaApi.Write(ctx, storeID).Body(openfga.WriteRequest{
+			Writes: &openfga.WriteRequestWrites{TupleKeys: keys, OnDuplicate: &ignore},
+		}).Execute(); err != nil {
+			return fmt.Errorf("writing %d tuples to store %s: %w", n, storeID, err)
+		}
+		add = add[n:]
+	}
+	for len(remove) > 0 {
+		n := min(len(remove), maxTuplesPerWrite)
+		keys := make([]openfga.TupleKeyWithoutCondition, 0, n)
+		for _, t := range remove[:n] {
+			keys = append(keys, openfga.TupleKeyWithoutCondition{Object: t.Object, Relation: t.Relation, User: t.User})
+		}
+		if _, _, err := c.api.OpenFgaApi.Write(ctx, storeID).Body(openfga.WriteRequest{
+			Deletes: &openfga.WriteRequestDeletes{TupleKeys: keys, OnMissing: &ignore},
+		}).Execute(); err != nil {
+			return fmt.Errorf("deleting %d tuples from store %s: %w", n, storeID, err)
+		}
+		remove = remove[n:]
+	}
+	return nil
+}
+
+func unique(ts []v1alpha1.Tuple) []v1alpha1.Tuple {
+	seen := make(map[v1alpha1.Tuple]bool, len(ts))
+	out := ts[:0:0]
+	for _, t := range ts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Read returns the tuples of object ("type:id"), or of every object of a
+// type ("type:"), in a store.
+func (c *Client) Read(ctx context.Context, storeID, object string) ([]v1alpha1.Tuple, error) {
+	var out []v1alpha1.Tuple
+	token := ""
+	size := int32(100)
+	for {
+		body := openfga.ReadRequest{TupleKey: &openfga.ReadRequestTupleKey{Object: &object}, PageSize: &size}
+		if token != "" {
+			body.ContinuationToken = &token
+		}
+		resp, httpResp, err := c.api.OpenFgaApi.Read(ctx, storeID).Body(body).Execute()
+		if err != nil {
+			if notFound(httpResp, err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("reading tuples of %s in store %s: %w", object, storeID, err)
+		}
+		for _, t := range resp.Tuples {
+			out = append(out, v1alpha1.Tuple{Object: t.Key.Object, Relation: t.Key.Relation, User: t.Key.User})
+		}
+		if resp.ContinuationToken == "" {
+			return out, nil
+		}
+		token = resp.ContinuationToken
+	}
+}
+
+// Check asks whether user has relation to object in a store, bypassing
+// OpenFGA's check caches (HIGHER_CONSISTENCY), so the answer reflects the
+// tuples written so far.
+func (c *Client) Check(ctx context.Context, storeID string, t v1alpha1.Tuple) (bool, error) {
+	return c.CheckContextual(ctx, storeID, t, nil)
+}
+
+// CheckContextual is Check with contextual tuples (as the webhook sends
+// the object -> namespace -> account chain).
+func (c *Client) CheckContextual(ctx context.Context, storeID string, t v1alpha1.Tuple, contextual []v1alpha1.Tuple) (bool, error) {
+	consistency := openfga.CONSISTENCYPREFERENCE_HIGHER_CONSISTENCY
+	body := openfga.CheckRequest{
+		TupleKey:    openfga.CheckRequestTupleKey{Object: t.Object, Relation: t.Relation, User: t.User},
+		Consistency: &consistency,
+	}
+	if len(contextual) > 0 {
+		keys := make([]openfga.TupleKey, 0, len(contextual))
+		for _, ct := range contextual {
+			keys = append(keys, openfga.TupleKey{Object: ct.Object, Relation: ct.Relation, User: ct.User})
+		}
+		body.ContextualTuples = &openfga.ContextualTupleKeys{TupleKeys: keys}
+	}
+	resp, _, err := c.api.OpenFgaApi.Check(ctx, storeID).Body(body).Execute()
+	if err != nil {
+		return false, fmt.Errorf("checking %s in store %s: %w", t, storeID, err)
+	}
+	return resp.GetAllowed(), nil
+}

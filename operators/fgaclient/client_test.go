@@ -1,0 +1,134 @@
+package fgaclient_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+
+	"github.com/meshplane/meshplane/apis/core/v1alpha1"
+	"github.com/meshplane/meshplane/apis/fga"
+	"github.com/meshplane/meshplane/operators/fgaclient"
+	"github.com/meshplane/meshplane/sdk/testing/openfga"
+)
+
+func coreModel(t *testing.T, extra ...fga.Module) (*openfgav1.AuthorizationModel, int) {
+	t.Helper()
+	m, rejected, err := fga.ComposeSkipping(fga.Module{Name: fga.CoreModuleName, Contents: fga.CoreModule}, extra)
+	if err != nil || len(rejected) != 0 {
+		t.Fatalf("composing: %v %v", err, rejected)
+	}
+	return m, len(m.GetTypeDefinitions())
+}
+
+// Against a real OpenFGA: a store, the model written once and not again
+// while it is the same, 200 bound resource types accepted, tuples written
+// and deleted idempotently, checks that follow them.
+func TestClient(t *testing.T) {
+	srv := openfga.Start(t, openfga.Options{})
+	ctx := context.Background()
+	c, err := fgaclient.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := c.CreateStore(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.StoreExists(ctx, id); err != nil || !ok {
+		t.Fatalf("store %s exists = %v, %v", id, ok, err)
+	}
+	if ok, err := c.StoreExists(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV"); err != nil || ok {
+		t.Fatalf("unknown store exists = %v, %v", ok, err)
+	}
+
+	model, _ := coreModel(t)
+	modelID, wrote, err := c.WriteModelIfChanged(ctx, id, "", model)
+	if err != nil || !wrote {
+		t.Fatalf("first model write: wrote=%v err=%v", wrote, err)
+	}
+	again, wrote, err := c.WriteModelIfChanged(ctx, id, modelID, model)
+	if err != nil || wrote || again != modelID {
+		t.Fatalf("unchanged model: wrote=%v id=%s (was %s) err=%v", wrote, again, modelID, err)
+	}
+	// Without the current id, the store's newest model is compared.
+	again, wrote, err = c.WriteModelIfChanged(ctx, id, "", model)
+	if err != nil || wrote || again != modelID {
+		t.Fatalf("unchanged model, no current id: wrote=%v id=%s (was %s) err=%v", wrote, again, modelID, err)
+	}
+
+	var mods []fga.Module
+	for i := 0; i < 200; i++ {
+		r := fga.Resource{Group: fmt.Sprintf("p%03d.example.io", i), Plural: "widgets", Singular: "widget", Namespaced: i%2 == 1}
+		mods = append(mods, fga.Module{Name: r.ModuleName(), Contents: fga.ResourceModule(r)})
+	}
+	big, types := coreModel(t, mods...)
+	bigID, wrote, err := c.WriteModelIfChanged(ctx, id, modelID, big)
+	if err != nil || !wrote {
+		t.Fatalf("model with 200 bound resource types (%d types): wrote=%v err=%v", types, wrote, err)
+	}
+	if _, wrote, err := c.WriteModelIfChanged(ctx, id, bigID, big); err != nil || wrote {
+		t.Fatalf("the big model was written again: wrote=%v err=%v", wrote, err)
+	}
+
+	// alice owns org acme (through its owner role), team is below acme.
+	tuples := append(fga.AccountTuples("orgs", "acme", "alice", "", ""), fga.AccountTuples("acmecl", "team", "", "orgs", "acme")...)
+	if err := c.Write(ctx, id, tuples, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(ctx, id, tuples, nil); err != nil {
+		t.Fatalf("writing the same tuples again: %v", err)
+	}
+	team := fga.AccountObject("acmecl", "team")
+	check := func(user, relation, object string, want bool) {
+		t.Helper()
+		got, err := c.Check(ctx, id, v1alpha1.Tuple{Object: object, Relation: relation, User: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("check %s %s %s = %v, want %v", user, relation, object, got, want)
+		}
+	}
+	check("user:alice", "owner", team, true)
+	check("user:alice", "create_core_namespaces", team, true)
+	check("user:bob", "member", team, false)
+	bob := v1alpha1.Tuple{Object: team, Relation: "member", User: fga.UserID("bob")}
+	if err := c.Write(ctx, id, []v1alpha1.Tuple{bob}, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("user:bob", "get", team, true)
+	check("user:bob", "list_core_namespaces", team, true)
+	check("user:bob", "create_core_namespaces", team, false)
+	// OpenFGA refuses one tuple twice in a call; the client sends it once.
+	if err := c.Write(ctx, id, nil, []v1alpha1.Tuple{bob, bob}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(ctx, id, nil, []v1alpha1.Tuple{bob}); err != nil {
+		t.Fatalf("deleting a tuple already gone: %v", err)
+	}
+	check("user:bob", "get", team, false)
+
+	got, err := c.Read(ctx, id, team)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("tuples of %s: %v, want owner and parent", team, got)
+	}
+
+	stores, err := c.ListStores(ctx)
+	if err != nil || len(stores) != 1 || stores[0].Name != "acme" {
+		t.Fatalf("stores = %v, %v", stores, err)
+	}
+	if err := c.DeleteStore(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteStore(ctx, id); err != nil {
+		t.Fatalf("deleting a deleted store: %v", err)
+	}
+	if stores, err := c.ListStores(ctx); err != nil || len(stores) != 0 {
+		t.Fatalf("stores after deletion = %v, %v", stores, err)
+	}
+}

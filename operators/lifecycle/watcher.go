@@ -1,0 +1,225 @@
+// Package lifecycle runs an initializer or a terminator of a kcp
+// WorkspaceType: it follows the LogicalClusters of the type's initializing
+// (or terminating) virtual workspace and calls a handler once per cluster
+// until the handler is done, then removes the initializer (terminator)
+// from the LogicalCluster, which releases the workspace.
+//
+// Each cluster is handled on its own and retried with backoff, so one slow
+// or broken workspace holds up no other.
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ClusterAnnotation names a LogicalCluster's cluster.
+const ClusterAnnotation = "kcp.io/cluster"
+
+// Kind is initializing or terminating.
+type Kind string
+
+// The two lifecycle virtual workspaces.
+const (
+	Initializing Kind = "initializing"
+	Terminating  Kind = "terminating"
+)
+
+// Handler does the work for one cluster through c (a client for the
+// cluster in the virtual workspace). It returns done when the cluster can
+// be released; otherwise it is called again after requeueAfter (or with
+// backoff on an error).
+type Handler func(ctx context.Context, c client.Client, cluster string, lc *kcpcorev1alpha1.LogicalCluster) (done bool, requeueAfter time.Duration, err error)
+
+// Watcher runs one initializer or terminator.
+type Watcher struct {
+	Kind Kind
+	// ID is the initializer (terminator), "<cluster of the type>:<type>",
+	// e.g. "root:security".
+	ID string
+	// URL is the virtual workspace's URL from WorkspaceType.status.
+	URL string
+	// Config is the credential (its Host is replaced).
+	Config *rest.Config
+	Scheme *runtime.Scheme
+	Handle Handler
+	Log    logr.Logger
+	// Workers is the number of clusters handled at once.
+	Workers int
+}
+
+func (w *Watcher) configFor(cluster string) *rest.Config {
+	c := rest.CopyConfig(w.Config)
+	c.Host = strings.TrimSuffix(w.URL, "/") + "/clusters/" + cluster
+	return c
+}
+
+// carries reports whether lc still waits for the watcher.
+func (w *Watcher) carries(lc *kcpcorev1alpha1.LogicalCluster) bool {
+	if w.Kind == Initializing {
+		return slices.Contains(lc.Status.Initializers, kcpcorev1alpha1.LogicalClusterInitializer(w.ID))
+	}
+	return lc.DeletionTimestamp != nil && slices.Contains(lc.Status.Terminators, kcpcorev1alpha1.LogicalClusterTerminator(w.ID))
+}
+
+// Run handles clusters until ctx ends.
+func (w *Watcher) Run(ctx context.Context) error {
+	wild, err := client.NewWithWatch(w.configFor("*"), client.Options{Scheme: w.Scheme})
+	if err != nil {
+		return fmt.Errorf("%s %s: client for %s: %w", w.Kind, w.ID, w.URL, err)
+	}
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](250*time.Millisecond, 30*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: string(w.Kind) + "-" + w.ID})
+	go func() {
+		<-ctx.Done()
+		q.ShutDown()
+	}()
+	for range max(w.Workers, 1) {
+		go func() {
+			for w.work(ctx, q) {
+			}
+		}()
+	}
+	w.Log.Info("following the virtual workspace", "kind", w.Kind, "id", w.ID, "url", w.URL)
+	for ctx.Err() == nil {
+		if err := w.listWatch(ctx, wild, q); err != nil && ctx.Err() == nil {
+			w.Log.Error(err, "listing/watching logical clusters; retrying")
+			select {
+			case <-ctx.Done():
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}
+	return nil
+}
+
+// listWatch lists the clusters, queues those that carry the id, and then
+// follows a watch until it ends.
+func (w *Watcher) listWatch(ctx context.Context, wild client.WithWatch, q workqueue.TypedRateLimitingInterface[string]) error {
+	list := &kcpcorev1alpha1.LogicalClusterList{}
+	if err := wild.List(ctx, list); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		if c := list.Items[i].Annotations[ClusterAnnotation]; c != "" && w.carries(&list.Items[i]) {
+			q.Add(c)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	wi, err := wild.Watch(wctx, &kcpcorev1alpha1.LogicalClusterList{})
+	if err != nil {
+		return err
+	}
+	defer wi.Stop()
+	for ev := range wi.ResultChan() {
+		if ev.Type == watch.Error {
+			return fmt.Errorf("watch: %v", apierrors.FromObject(ev.Object))
+		}
+		lc, ok := ev.Object.(*kcpcorev1alpha1.LogicalCluster)
+		if !ok || ev.Type == watch.Deleted {
+			continue
+		}
+		if c := lc.Annotations[ClusterAnnotation]; c != "" && w.carries(lc) {
+			q.Add(c)
+		}
+	}
+	return nil
+}
+
+func (w *Watcher) work(ctx context.Context, q workqueue.TypedRateLimitingInterface[string]) bool {
+	cluster, shutdown := q.Get()
+	if shutdown {
+		return false
+	}
+	defer q.Done(cluster)
+	log := w.Log.WithValues("cluster", cluster, string(w.Kind), w.ID)
+	after, err := w.handle(logr.NewContext(ctx, log), cluster)
+	switch {
+	case err != nil:
+		log.Info("not done yet", "reason", err.Error())
+		q.AddRateLimited(cluster)
+	case after > 0:
+		q.Forget(cluster)
+		q.AddAfter(cluster, after)
+	default:
+		q.Forget(cluster)
+	}
+	return true
+}
+
+// handle runs the handler for one cluster and releases it when done.
+func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, error) {
+	c, err := client.New(w.configFor(cluster), client.Options{Scheme: w.Scheme})
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	lc := &kcpcorev1alpha1.LogicalCluster{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, lc); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			// Released already, or gone: nothing left to do.
+			return 0, nil
+		}
+		return 0, fmt.Errorf("getting the LogicalCluster: %w", err)
+	}
+	if !w.carries(lc) {
+		return 0, nil
+	}
+	done, after, err := w.Handle(ctx, c, cluster, lc)
+	if err != nil {
+		return 0, err
+	}
+	if !done {
+		return max(after, time.Second), nil
+	}
+	if w.Kind == Initializing {
+		lc.Status.Initializers = slices.DeleteFunc(lc.Status.Initializers, func(i kcpcorev1alpha1.LogicalClusterInitializer) bool { return string(i) == w.ID })
+	} else {
+		lc.Status.Terminators = slices.DeleteFunc(lc.Status.Terminators, func(i kcpcorev1alpha1.LogicalClusterTerminator) bool { return string(i) == w.ID })
+	}
+	if err := c.Status().Update(ctx, lc); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("releasing the workspace: %w", err)
+	}
+	logr.FromContextOrDiscard(ctx).Info("released")
+	return 0, nil
+}
+
+// URLOf waits until WorkspaceType name in the cluster c points at lists
+// the virtual workspace of kind in its status, and returns its URL.
+func URLOf(ctx context.Context, c client.Client, name string, kind Kind) (string, error) {
+	for {
+		wt := &tenancyv1alpha1.WorkspaceType{}
+		err := c.Get(ctx, client.ObjectKey{Name: name}, wt)
+		if err == nil {
+			for _, vw := range wt.Status.VirtualWorkspaces {
+				if string(vw.Type) == string(kind) || strings.Contains(vw.URL, "/"+string(kind)+"workspaces/") {
+					return vw.URL, nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("WorkspaceType %s lists no %s virtual workspace (last error: %v): %w", name, kind, err, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package securityoperator
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+
+	"github.com/meshplane/meshplane/apis/fga"
+)
+
+// builtinGroups are served by every workspace; their kinds are in the core
+// module (or are reviews and requests that name no object to share).
+var builtinGroups = map[string]bool{
+	"": true, "rbac.authorization.k8s.io": true, "coordination.k8s.io": true, "events.k8s.io": true,
+	"admissionregistration.k8s.io": true, "authentication.k8s.io": true, "authorization.k8s.io": true,
+	"certificates.k8s.io": true, "apiextensions.k8s.io": true, "core.platform-mesh.io": true,
+}
+
+// boundResources lists the resources a workspace serves beyond the
+// built-in ones and kcp's own groups, from its discovery: the APIs bound
+// into it (and its CRDs), as Platform Mesh's security-operator does for an
+// organization's workspace. A workspace that is gone has none.
+func boundResources(base *rest.Config) func(ctx context.Context, path string) ([]fga.Resource, error) {
+	return func(ctx context.Context, path string) ([]fga.Resource, error) {
+		cfg := rest.CopyConfig(base)
+		cfg.Host = base.Host + "/clusters/" + path
+		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		lists, err := dc.ServerPreferredResources()
+		if err != nil {
+			if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+				return nil, nil
+			}
+			if !discovery.IsGroupDiscoveryFailedError(err) {
+				return nil, fmt.Errorf("discovery of %s: %w", path, err)
+			}
+		}
+		var out []fga.Resource
+		for _, l := range lists {
+			gv, err := schema.ParseGroupVersion(l.GroupVersion)
+			if err != nil || builtinGroups[gv.Group] || strings.HasSuffix(gv.Group, ".kcp.io") {
+				continue
+			}
+			for _, r := range l.APIResources {
+				if strings.Contains(r.Name, "/") || r.SingularName == "" {
+					continue
+				}
+				out = append(out, fga.Resource{Group: gv.Group, Plural: r.Name, Singular: r.SingularName, Namespaced: r.Namespaced})
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].ModuleName() < out[j].ModuleName() })
+		return out, nil
+	}
+}

@@ -1,0 +1,141 @@
+// Package securityoperator assembles the security-operator: options
+// (flags, validation, completion), then the multicluster manager on the
+// provider kit with the Store controller, and the initializer and
+// terminator of the WorkspaceType "security".
+package securityoperator
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/meshplane/meshplane/providers/endpointslice"
+)
+
+// Options are the operator's flags.
+type Options struct {
+	Kubeconfig, Context string
+	// Workspace is the provider workspace holding the export and its slice.
+	Workspace     string
+	EndpointSlice string
+	// OpenFGAURL is OpenFGA's HTTP API.
+	OpenFGAURL string
+	// WorkspaceType is the lifecycle type, "<path>:<name>" (root:security).
+	WorkspaceType string
+	MetricsAddr   string
+	HealthAddr    string
+	Workers       int
+	WaitForURL    time.Duration
+	// LifecycleKubeconfig and LifecycleContext, when set, are the
+	// credential for the WorkspaceType and its lifecycle virtual
+	// workspaces (default: --kubeconfig).
+	LifecycleKubeconfig, LifecycleContext string
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		Kubeconfig:    os.Getenv("KUBECONFIG"),
+		Workspace:     "root:platform-mesh-system",
+		EndpointSlice: "core.platform-mesh.io",
+		OpenFGAURL:    os.Getenv("OPENFGA_URL"),
+		WorkspaceType: "root:security",
+		MetricsAddr:   "127.0.0.1:8080",
+		HealthAddr:    "127.0.0.1:8081",
+		Workers:       4,
+		WaitForURL:    5 * time.Minute,
+	}
+}
+
+// AddFlags registers the flags.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the operator's credential (default $KUBECONFIG)")
+	fs.StringVar(&o.Context, "context", o.Context, "context in --kubeconfig (default: its current context)")
+	fs.StringVar(&o.Workspace, "workspace", o.Workspace, "path of the provider workspace that exports core.platform-mesh.io")
+	fs.StringVar(&o.EndpointSlice, "kcp-api-export-endpoint-slice-name", o.EndpointSlice, "name of the APIExportEndpointSlice in --workspace")
+	fs.StringVar(&o.OpenFGAURL, "openfga-url", o.OpenFGAURL, "OpenFGA's HTTP API, e.g. http://openfga:8080 (default $OPENFGA_URL)")
+	fs.StringVar(&o.WorkspaceType, "workspace-type", o.WorkspaceType,
+		"the WorkspaceType, <path>:<name>, whose initializer and terminator this operator is (org and account extend it)")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of /metrics (0 turns it off)")
+	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "Stores and workspaces handled in parallel")
+	fs.StringVar(&o.LifecycleKubeconfig, "lifecycle-kubeconfig", o.LifecycleKubeconfig,
+		"kubeconfig for reading --workspace-type and using its initializing and terminating virtual workspaces (default: --kubeconfig); "+
+			"needed while the core accepts a ServiceAccount token only in the ServiceAccount's own workspace")
+	fs.StringVar(&o.LifecycleContext, "lifecycle-context", o.LifecycleContext, "context in --lifecycle-kubeconfig")
+	fs.DurationVar(&o.WaitForURL, "wait-for-endpoint", o.WaitForURL, "how long to wait at start for the endpoint slice's and the workspace type's URLs")
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.EndpointSlice == "" {
+		errs = append(errs, errors.New("--kcp-api-export-endpoint-slice-name is required"))
+	}
+	if o.Workspace == "" || strings.ContainsAny(o.Workspace, "/ ") {
+		errs = append(errs, fmt.Errorf("--workspace %q is not a workspace path", o.Workspace))
+	}
+	if u, err := url.Parse(o.OpenFGAURL); o.OpenFGAURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("--openfga-url %q must be OpenFGA's HTTP API URL (http[s]://host:port)", o.OpenFGAURL))
+	}
+	if i := strings.LastIndex(o.WorkspaceType, ":"); i <= 0 || i == len(o.WorkspaceType)-1 {
+		errs = append(errs, fmt.Errorf("--workspace-type %q must be <workspace path>:<name>", o.WorkspaceType))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, errors.New("--workers must be at least 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// Completed are validated options with the loaded configs.
+type Completed struct {
+	*Options
+	// Provider points at the provider workspace, Base at the core's base URL.
+	Provider, Base *rest.Config
+	// Lifecycle is the core's base URL with the lifecycle credential.
+	Lifecycle *rest.Config
+	// TypePath and TypeName split --workspace-type.
+	TypePath, TypeName string
+}
+
+// Complete loads the kubeconfig.
+func (o *Options) Complete() (*Completed, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	base, err := loadBase(o.Kubeconfig, o.Context)
+	if err != nil {
+		return nil, err
+	}
+	lifecycle := base
+	if o.LifecycleKubeconfig != "" {
+		if lifecycle, err = loadBase(o.LifecycleKubeconfig, o.LifecycleContext); err != nil {
+			return nil, err
+		}
+	}
+	provider := rest.CopyConfig(base)
+	provider.Host = base.Host + "/clusters/" + o.Workspace
+	i := strings.LastIndex(o.WorkspaceType, ":")
+	return &Completed{Options: o, Provider: provider, Base: base, Lifecycle: lifecycle, TypePath: o.WorkspaceType[:i], TypeName: o.WorkspaceType[i+1:]}, nil
+}
+
+// loadBase loads a kubeconfig context and points it at the core's base URL.
+func loadBase(kubeconfig, context string) (*rest.Config, error) {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %q: %w", kubeconfig, err)
+	}
+	cfg.UserAgent = "security-operator"
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.Host = endpointslice.BaseHost(cfg.Host)
+	return cfg, nil
+}

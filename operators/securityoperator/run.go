@@ -1,0 +1,162 @@
+package securityoperator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+	"github.com/meshplane/meshplane/apis/fga"
+	"github.com/meshplane/meshplane/operators/controllers/security"
+	"github.com/meshplane/meshplane/operators/controllers/store"
+	"github.com/meshplane/meshplane/operators/fgaclient"
+	"github.com/meshplane/meshplane/operators/lifecycle"
+	"github.com/meshplane/meshplane/providers/manager"
+)
+
+// Scheme knows every type the operator reads and writes.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme, apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme, kcpcorev1alpha1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+const callTimeout = 30 * time.Second
+
+// Run starts the operator and blocks until ctx ends.
+func Run(ctx context.Context, c *Completed, log logr.Logger) error {
+	scheme, err := Scheme()
+	if err != nil {
+		return err
+	}
+	fgaClient, err := fgaclient.New(c.OpenFGAURL)
+	if err != nil {
+		return err
+	}
+	kit, err := manager.New(ctx, c.Provider, manager.Options{
+		EndpointSlice: c.EndpointSlice,
+		Scheme:        scheme,
+		Log:           log,
+		WaitForURL:    c.WaitForURL,
+		Manager: ctrlmanager.Options{
+			Metrics:                 metricsserver.Options{BindAddress: c.MetricsAddr},
+			HealthProbeBindAddress:  c.HealthAddr,
+			GracefulShutdownTimeout: ptr.To(30 * time.Second),
+		},
+	})
+	if err != nil {
+		return err
+	}
+	mgr := kit.Manager
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	wildcard, err := client.New(store.WildcardConfig(kit.VirtualWorkspace), client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	if err := store.SetupWithManager(mgr, store.Options{
+		FGA: fgaClient, Wildcard: wildcard, PathOf: kit.Provider.Path, ClusterOf: kit.Provider.Cluster, Workers: c.Workers,
+		BoundResources: boundResources(c.Lifecycle),
+	}); err != nil {
+		return fmt.Errorf("store controller: %w", err)
+	}
+
+	// The export's virtual workspace reaches Accounts and Stores in every
+	// workspace of the account tree.
+	exported := func(ctx context.Context, cluster string) (client.Client, error) {
+		cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(cluster))
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", cluster, err)
+		}
+		return cl.GetClient(), nil
+	}
+	deps := security.Deps{
+		CoreModule: fga.CoreModule,
+		GetAccount: func(ctx context.Context, cluster, name string) (*corev1alpha1.Account, error) {
+			cl, err := exported(ctx, cluster)
+			if err != nil {
+				return nil, err
+			}
+			acc := &corev1alpha1.Account{}
+			return acc, cl.Get(ctx, client.ObjectKey{Name: name}, acc)
+		},
+		GetStore: func(ctx context.Context, cluster, name string) (*corev1alpha1.Store, error) {
+			cl, err := exported(ctx, cluster)
+			if err != nil {
+				return nil, err
+			}
+			st := &corev1alpha1.Store{}
+			return st, cl.Get(ctx, client.ObjectKey{Name: name}, st)
+		},
+		CreateStore: func(ctx context.Context, cluster string, st *corev1alpha1.Store) error {
+			cl, err := exported(ctx, cluster)
+			if err != nil {
+				return err
+			}
+			return cl.Create(ctx, st)
+		},
+		DeleteStore: func(ctx context.Context, cluster string, st *corev1alpha1.Store) error {
+			cl, err := exported(ctx, cluster)
+			if err != nil {
+				return err
+			}
+			return cl.Delete(ctx, st, client.Preconditions{UID: &st.UID})
+		},
+		WriteTuples: fgaClient.Write,
+		ReadTuples:  fgaClient.Read,
+	}
+
+	// The lifecycle virtual workspaces of the WorkspaceType.
+	typeCfg := rest.CopyConfig(c.Lifecycle)
+	typeCfg.Host = c.Lifecycle.Host + "/clusters/" + c.TypePath
+	typeClient, err := client.New(typeCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, c.WaitForURL)
+	defer cancel()
+	var watchers []*lifecycle.Watcher
+	for _, w := range []struct {
+		kind    lifecycle.Kind
+		handler lifecycle.Handler
+	}{{lifecycle.Initializing, security.Initializer(deps)}, {lifecycle.Terminating, security.Terminator(deps)}} {
+		url, err := lifecycle.URLOf(waitCtx, typeClient, c.TypeName, w.kind)
+		if err != nil {
+			return err
+		}
+		watcher := &lifecycle.Watcher{Kind: w.kind, ID: c.WorkspaceType, URL: url, Config: c.Lifecycle, Scheme: scheme,
+			Handle: w.handler, Log: log.WithName(string(w.kind)), Workers: c.Workers}
+		watchers = append(watchers, watcher)
+	}
+	// The watchers run beside the manager and end with ctx.
+	for _, w := range watchers {
+		go func() { _ = w.Run(ctx) }()
+	}
+	log.Info("starting", "virtualWorkspace", kit.URL, "openfga", c.OpenFGAURL, "workspaceType", c.WorkspaceType,
+		"metrics", c.MetricsAddr, "health", c.HealthAddr)
+	return mgr.Start(ctx)
+}

@@ -1,0 +1,240 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/meshplane/meshplane/providers/credentials"
+	"github.com/meshplane/meshplane/sdk/platformenv"
+)
+
+// Port offsets of OpenFGA and the security-operator (see ports.go for the
+// others).
+const (
+	offsetOpenFGAHTTP             = 6
+	offsetOpenFGAGRPC             = 7
+	offsetOpenFGAMetrics          = 8
+	offsetSecurityOperatorMetrics = 9
+	offsetSecurityOperatorHealth  = 10
+)
+
+// The model limits of the platform's OpenFGA (apis/fga MaxTypesPerModel,
+// MaxModelSizeBytes): OpenFGA's defaults, 100 types and 256 KiB, are too
+// small for an organization with a few hundred bound resources.
+const (
+	openFGAMaxTypes     = 2000
+	openFGAMaxModelSize = 8 << 20
+)
+
+const (
+	securityOperatorKubeconfig = "security-operator.kubeconfig"
+	securityOperatorSA         = "security-operator"
+	securityRole               = "meshplane:security-operator"
+	securityUseRole            = "meshplane:security:use"
+	// securityType is the WorkspaceType whose initializer and terminator
+	// the security-operator is.
+	securityType = "security"
+)
+
+// OpenFGAURL is the HTTP API of the platform's OpenFGA: the external one
+// of --openfga-url, or the one the launcher starts.
+func (c *Config) OpenFGAURL() string {
+	if c.ExternalOpenFGA != "" {
+		return c.ExternalOpenFGA
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", c.Ports.Base+offsetOpenFGAHTTP)
+}
+
+// openFGAComponents is the platform's OpenFGA: bin/openfga (OpenFGA's own
+// server) with a SQLite store in <root>/openfga, its check-query and
+// iterator caches on; none when --openfga-url names an external one.
+func openFGAComponents(c *Config) []Component {
+	if c.ExternalOpenFGA != "" {
+		return nil
+	}
+	dir := filepath.Join(c.RootDir, "openfga")
+	uri := "file:" + filepath.Join(dir, "openfga.db")
+	addr := func(off int) string { return "127.0.0.1:" + strconv.Itoa(c.Ports.Base+off) }
+	return []Component{{
+		Name:   "openfga",
+		Binary: "openfga",
+		BeforeStart: func(ctx context.Context) error {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return err
+			}
+			// Creates or upgrades the schema; a no-op on an up-to-date store.
+			out, err := exec.CommandContext(ctx, filepath.Join(c.BinDir, "openfga"), "migrate",
+				"--datastore-engine", "sqlite", "--datastore-uri", uri).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("openfga migrate: %w: %s", err, out)
+			}
+			return nil
+		},
+		Args: []string{"run",
+			"--datastore-engine", "sqlite", "--datastore-uri", uri,
+			"--http-addr", addr(offsetOpenFGAHTTP), "--grpc-addr", addr(offsetOpenFGAGRPC),
+			"--metrics-addr", addr(offsetOpenFGAMetrics),
+			"--playground-enabled=false", "--log-format", "json", "--log-level", "warn",
+			"--check-query-cache-enabled", "--check-iterator-cache-enabled",
+			// Tuple writes invalidate the caches within a second.
+			"--cache-controller-enabled", "--cache-controller-ttl", "1s",
+			"--max-types-per-authorization-model", strconv.Itoa(openFGAMaxTypes),
+			"--max-authorization-model-size-in-bytes", strconv.Itoa(openFGAMaxModelSize),
+		},
+		Ready: func(ctx context.Context) error { return waitHTTPOK(ctx, c.OpenFGAURL()+"/healthz") },
+		Env:   []platformenv.Entry{{Key: "OPENFGA_URL", Value: c.OpenFGAURL()}},
+	}}
+}
+
+// securityOperatorComponent is the security-operator: Stores become
+// OpenFGA stores, and it initializes and terminates workspaces of type
+// root:security. It runs with a scoped credential: a ServiceAccount in the
+// provider workspace with the export's rights and "initialize" and
+// "terminate" on the WorkspaceType security.
+func securityOperatorComponent(c *Config) Component {
+	health := fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetSecurityOperatorHealth)
+	kubeconfig := filepath.Join(c.RootDir, securityOperatorKubeconfig)
+	comp := Component{
+		Name:   "security-operator",
+		Binary: "security-operator",
+		BeforeStart: func(ctx context.Context) error {
+			return securityOperatorCredential(ctx, filepath.Join(c.RootDir, adminKubeconfig), kubeconfig)
+		},
+		Args: []string{
+			"--kubeconfig", kubeconfig,
+			// The core accepts the ServiceAccount's token only in its own
+			// workspace; the WorkspaceType and its lifecycle virtual
+			// workspaces are reached with the admin credential until it
+			// does (the RBAC for the ServiceAccount is in place already).
+			"--lifecycle-kubeconfig", filepath.Join(c.RootDir, adminKubeconfig),
+			"--lifecycle-context", "base",
+			"--workspace", providerWorkspace,
+			"--openfga-url", c.OpenFGAURL(),
+			"--workspace-type", "root:" + securityType,
+			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetSecurityOperatorMetrics),
+			"--health-probe-bind-address", health,
+		},
+		Ready: func(ctx context.Context) error { return waitHTTPOK(ctx, "http://"+health+"/readyz") },
+	}
+	if c.ExternalOpenFGA != "" {
+		comp.Env = []platformenv.Entry{{Key: "OPENFGA_URL", Value: c.ExternalOpenFGA}}
+	}
+	return comp
+}
+
+// securityOperatorCredential gives the security-operator's ServiceAccount
+// in the provider workspace the rights of the export and, in root, read,
+// "initialize" and "terminate" on the WorkspaceType security, and writes
+// a kubeconfig with a fresh token of it to out.
+func securityOperatorCredential(ctx context.Context, adminKubeconfigPath, out string) error {
+	base, err := adminConfig(adminKubeconfigPath)
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme, corev1.AddToScheme, rbacv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return err
+		}
+	}
+	in := func(path string) (*rest.Config, client.Client, error) {
+		cfg := rest.CopyConfig(base)
+		cfg.Host = base.Host + "/clusters/" + path
+		cl, err := client.New(cfg, client.Options{Scheme: scheme})
+		return cfg, cl, err
+	}
+	pcfg, pc, err := in(providerWorkspace)
+	if err != nil {
+		return err
+	}
+	slice := &apisv1alpha1.APIExportEndpointSlice{}
+	if err := pc.Get(ctx, client.ObjectKey{Name: operatorSlice}, slice); err != nil {
+		return fmt.Errorf("APIExportEndpointSlice %s: %w", operatorSlice, err)
+	}
+	export := &apisv1alpha2.APIExport{}
+	if err := pc.Get(ctx, client.ObjectKey{Name: slice.Spec.APIExport.Name}, export); err != nil {
+		return fmt.Errorf("APIExport %s: %w", slice.Spec.APIExport.Name, err)
+	}
+	if err := credentials.Grant(ctx, pc, export, operatorSlice, credentials.Subject{Namespace: operatorNamespace, Name: securityOperatorSA}); err != nil {
+		return err
+	}
+	_, rc, err := in("root")
+	if err != nil {
+		return err
+	}
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, ResourceNames: []string{securityType},
+			Verbs: []string{"get", "list", "watch", "initialize", "terminate"}},
+		{NonResourceURLs: []string{"/"}, Verbs: []string{"access"}},
+	}
+	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: operatorNamespace, Name: securityOperatorSA}
+	if err := ensureClusterRole(ctx, rc, securityRole, rules, sa); err != nil {
+		return fmt.Errorf("%s in root: %w", securityRole, err)
+	}
+	// org and account extend security, so whoever creates workspaces of
+	// those types (the account-operator) needs "use" on it too.
+	use := []rbacv1.PolicyRule{{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, ResourceNames: []string{securityType}, Verbs: []string{"use"}}}
+	accountOperator := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: operatorNamespace, Name: operatorSA}
+	if err := ensureClusterRole(ctx, rc, securityUseRole, use, accountOperator); err != nil {
+		return fmt.Errorf("%s in root: %w", securityUseRole, err)
+	}
+	token, err := credentials.Token(ctx, pcfg, operatorNamespace, securityOperatorSA, operatorTokenTTL)
+	if err != nil {
+		return err
+	}
+	kc, err := credentials.Kubeconfig(pcfg, pcfg.Host, token)
+	if err != nil {
+		return err
+	}
+	return clientcmd.WriteToFile(*kc, out)
+}
+
+// ensureClusterRole creates or updates ClusterRole name with rules and
+// its ClusterRoleBinding to subject.
+func ensureClusterRole(ctx context.Context, c client.Client, name string, rules []rbacv1.PolicyRule, subject rbacv1.Subject) error {
+	role := &rbacv1.ClusterRole{}
+	switch err := c.Get(ctx, client.ObjectKey{Name: name}, role); {
+	case apierrors.IsNotFound(err):
+		if err := c.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	default:
+		role.Rules = rules
+		if err := c.Update(ctx, role); err != nil {
+			return err
+		}
+	}
+	binding := &rbacv1.ClusterRoleBinding{}
+	switch err := c.Get(ctx, client.ObjectKey{Name: name}, binding); {
+	case apierrors.IsNotFound(err):
+		return c.Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+			Subjects:   []rbacv1.Subject{subject},
+		})
+	case err != nil:
+		return err
+	case !slices.Contains(binding.Subjects, subject):
+		binding.Subjects = append(binding.Subjects, subject)
+		return c.Update(ctx, binding)
+	}
+	return nil
+}
