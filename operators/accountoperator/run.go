@@ -12,9 +12,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
@@ -38,21 +36,6 @@ func Scheme() (*runtime.Scheme, error) {
 		}
 	}
 	return s, nil
-}
-
-// staticMapper maps the few kinds the direct client uses (all
-// cluster-scoped), so it needs no discovery per workspace.
-func staticMapper(s *runtime.Scheme) meta.RESTMapper {
-	m := meta.NewDefaultRESTMapper(nil)
-	for _, gvk := range []schema.GroupVersionKind{
-		rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"),
-		apisv1alpha2.SchemeGroupVersion.WithKind("APIBinding"),
-		apisv1alpha2.SchemeGroupVersion.WithKind("APIExport"),
-		tenancyv1alpha1.SchemeGroupVersion.WithKind("Workspace"),
-	} {
-		m.Add(gvk, meta.RESTScopeRoot)
-	}
-	return m
 }
 
 // Run starts the operator and blocks until ctx ends.
@@ -83,13 +66,13 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		return err
 	}
 
-	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers, ClusterCA: string(c.Base.CAData),
-		PathOf: kit.Provider.Path}
-	if c.CoreWorkarounds {
-		d := &direct{base: c.Direct, scheme: scheme}
-		opts.GrantCreator = d.grantCreator
-		log.Info("core work-around on: creators are bound to cluster-admin through direct workspace access")
+	vw, err := newInitializing(ctx, c.Provider, scheme, c.InitializerType, c.WaitForURL)
+	if err != nil {
+		return fmt.Errorf("the operator's initializer: %w", err)
 	}
+	log.Info("initializing workspaces", "initializer", vw.id, "virtualWorkspace", vw.url)
+	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers, ClusterCA: string(c.Base.CAData),
+		PathOf: kit.Provider.Path, Initializer: vw.id, BindCreator: vw.bindCreator, Release: vw.release}
 	if err := account.SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("account controller: %w", err)
 	}

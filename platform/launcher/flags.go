@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // ParseFlags reads the launcher's command line.
@@ -16,6 +17,8 @@ func ParseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.Ports.Base, "port-base", DefaultPortBase, fmt.Sprintf("First of the %d ports the platform may open (the core's secure port).", PortRange))
 	fs.StringVar(&c.BinDir, "bin-dir", "", "Directory holding the platform's binaries (default: the launcher's own directory).")
 	fs.BoolVar(&c.DemoUsers, "demo-users", true, "Create the demo users alice and bob (local runs only).")
+	fs.DurationVar(&c.OperatorTokenTTL, "operator-token-ttl", DefaultOperatorTokenTTL, "Lifetime of the account-operator's ServiceAccount token (at least 10m).")
+	fs.DurationVar(&c.OperatorTokenRefresh, "operator-token-refresh", 0, "Age at which the account-operator's token is replaced (default: 80% of --operator-token-ttl).")
 	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -30,6 +33,12 @@ func ParseFlags(args []string) (Config, error) {
 			return c, err
 		}
 		c.BinDir = filepath.Dir(self)
+	}
+	if c.OperatorTokenTTL < 10*time.Minute {
+		return c, fmt.Errorf("--operator-token-ttl %s: TokenRequest allows no less than 10m", c.OperatorTokenTTL)
+	}
+	if c.OperatorTokenRefresh < 0 || c.OperatorTokenRefresh >= c.OperatorTokenTTL {
+		return c, fmt.Errorf("--operator-token-refresh %s must be below --operator-token-ttl %s", c.OperatorTokenRefresh, c.OperatorTokenTTL)
 	}
 	return c, c.Ports.Validate()
 }

@@ -35,6 +35,13 @@ type Config struct {
 	ReadyTimeout time.Duration
 	// StopGrace is how long a component may take to stop on SIGTERM.
 	StopGrace time.Duration
+	// OperatorTokenTTL is the lifetime of the account-operator's token (0:
+	// DefaultOperatorTokenTTL); OperatorTokenRefresh the age at which the
+	// next is minted (0: 80% of the lifetime).
+	OperatorTokenTTL, OperatorTokenRefresh time.Duration
+
+	// logf writes a line of the log stream (set by Run).
+	logf func(name, format string, args ...any)
 }
 
 // CoreURL is the core's base URL.
@@ -61,6 +68,7 @@ func Run(ctx context.Context, c Config) error {
 		logs.pad = max(logs.pad, len(comp.Name))
 	}
 	say := func(format string, args ...any) { logs.printf("launcher", format, args...) }
+	c.logf = logs.printf
 
 	var running []*started
 	defer func() {

@@ -35,11 +35,14 @@ type Options struct {
 	ClusterCA string
 	// Workers is the number of Accounts reconciled in parallel.
 	Workers int
-	// GrantCreator and PrepareWorkspace are optional work-arounds for core
-	// gaps (see the account-operator's --core-workarounds).
-	GrantCreator          func(ctx context.Context, cluster, creator string) error
-	PrepareWorkspace      func(ctx context.Context, cluster string) error
-	CreateWorkspaceDirect func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error
+	// Initializer is the workspace initializer the operator serves
+	// (<cluster>:<type>); a workspace carrying it waits for BindCreator and
+	// Release, which go through the initializer's virtual workspace.
+	Initializer string
+	// BindCreator binds creator to cluster-admin in a workspace's cluster;
+	// Release removes the initializer from it.
+	BindCreator func(ctx context.Context, cluster, creator string) error
+	Release     func(ctx context.Context, cluster string) error
 }
 
 // clients returns the client of an engaged cluster.
@@ -80,8 +83,7 @@ func newReconciler(c clients, opts Options) *reconciler {
 				createWorkspace: func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error {
 					return create(ctx, c, cluster, ws)
 				},
-				getAccountInfo:        get[*corev1alpha1.AccountInfo](c, func() *corev1alpha1.AccountInfo { return &corev1alpha1.AccountInfo{} }),
-				createWorkspaceDirect: opts.CreateWorkspaceDirect},
+				getAccountInfo: get[*corev1alpha1.AccountInfo](c, func() *corev1alpha1.AccountInfo { return &corev1alpha1.AccountInfo{} })},
 			&accountInfoStep{
 				getAccountInfo: get[*corev1alpha1.AccountInfo](c, func() *corev1alpha1.AccountInfo { return &corev1alpha1.AccountInfo{} }),
 				createAccountInfo: func(ctx context.Context, cluster string, info *corev1alpha1.AccountInfo) error {
@@ -90,9 +92,9 @@ func newReconciler(c clients, opts Options) *reconciler {
 				updateAccountInfo: func(ctx context.Context, cluster string, info *corev1alpha1.AccountInfo) error {
 					return update(ctx, c, cluster, info)
 				},
-				prepareWorkspace: opts.PrepareWorkspace,
-				clusterCA:        opts.ClusterCA},
-			workspaceReadyStep{grantCreator: opts.GrantCreator},
+				clusterCA: opts.ClusterCA},
+			&initializeStep{initializer: opts.Initializer, bindCreator: opts.BindCreator, release: opts.Release},
+			workspaceReadyStep{},
 		},
 		deletion: &deletionStep{
 			getWorkspace: get[*tenancyv1alpha1.Workspace](c, func() *tenancyv1alpha1.Workspace { return &tenancyv1alpha1.Workspace{} }),
