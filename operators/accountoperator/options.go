@@ -38,6 +38,8 @@ type Options struct {
 	// QPS and Burst limit the operator's client.
 	QPS   float32
 	Burst int
+	// Profiling serves Go's pprof under /debug/pprof/ on the metrics address.
+	Profiling bool
 }
 
 // NewOptions returns the defaults.
@@ -50,11 +52,11 @@ func NewOptions() *Options {
 		BasePath:        "root",
 		MetricsAddr:     "127.0.0.1:8080",
 		HealthAddr:      "127.0.0.1:8081",
-		Workers:         4,
+		Workers:         16,
 		WaitForURL:      5 * time.Minute,
 		InitializerType: "account-operator",
-		QPS:             50,
-		Burst:           100,
+		QPS:             300,
+		Burst:           600,
 	}
 }
 
@@ -78,6 +80,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		return err
 	})
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to the core")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go's pprof profiles under /debug/pprof/ on --metrics-bind-address")
 }
 
 // Validate checks the flags.

@@ -3,6 +3,8 @@ package accountoperator
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -44,13 +46,23 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
+	metrics := metricsserver.Options{BindAddress: c.MetricsAddr}
+	if c.Profiling {
+		metrics.ExtraHandlers = map[string]http.Handler{
+			"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+			"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+			"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+			"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+			"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
+		}
+	}
 	kit, err := manager.New(ctx, c.Provider, manager.Options{
 		EndpointSlice: c.EndpointSlice,
 		Scheme:        scheme,
 		Log:           log,
 		WaitForURL:    c.WaitForURL,
 		Manager: ctrlmanager.Options{
-			Metrics:                 metricsserver.Options{BindAddress: c.MetricsAddr},
+			Metrics:                 metrics,
 			HealthProbeBindAddress:  c.HealthAddr,
 			GracefulShutdownTimeout: ptr.To(30 * time.Second),
 		},

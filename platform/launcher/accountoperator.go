@@ -38,12 +38,12 @@ func accountOperatorComponent(c *Config) Component {
 			go tf.Run(ctx)
 			return nil
 		},
-		Args: []string{
+		Args: append([]string{
 			"--kubeconfig", operatorKubeconfigPath(c),
 			"--workspace", "root:platform-mesh-system",
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.Ports.AccountOperatorMetrics()),
 			"--health-probe-bind-address", health,
-		},
+		}, c.AccountOperatorArgs...),
 		Ready: func(ctx context.Context) error { return waitHTTPOK(ctx, "http://"+health+"/readyz") },
 	}
 }

@@ -19,6 +19,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.BoolVar(&c.DemoUsers, "demo-users", true, "Create the demo users alice and bob (local runs only).")
 	fs.DurationVar(&c.OperatorTokenTTL, "operator-token-ttl", DefaultOperatorTokenTTL, "Lifetime of the account-operator's ServiceAccount token (at least 10m).")
 	fs.DurationVar(&c.OperatorTokenRefresh, "operator-token-refresh", 0, "Age at which the account-operator's token is replaced (default: 80% of --operator-token-ttl).")
+	operatorArgs := fs.String("account-operator-args", "", "Extra arguments for the account-operator, separated by spaces (e.g. --workers 16 --profiling).")
 	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -27,6 +28,7 @@ func ParseFlags(args []string) (Config, error) {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	c.CoreArgs = strings.Fields(*coreArgs)
+	c.AccountOperatorArgs = strings.Fields(*operatorArgs)
 	if c.BinDir == "" {
 		self, err := os.Executable()
 		if err != nil {

@@ -29,6 +29,8 @@ type Config struct {
 	DemoUsers bool
 	// CoreArgs are appended to `meshplane start`.
 	CoreArgs []string
+	// AccountOperatorArgs are appended to the account-operator's arguments.
+	AccountOperatorArgs []string
 	// Out receives the log stream.
 	Out io.Writer
 	// ReadyTimeout bounds the wait for each component.
