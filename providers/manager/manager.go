@@ -152,7 +152,11 @@ func getPath(ctx context.Context, hc *http.Client, url string) (string, error) {
 		return "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
+		err := fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			return "", &pathaware.NotPermittedError{Err: err}
+		}
+		return "", err
 	}
 	var lc struct {
 		Metadata struct {

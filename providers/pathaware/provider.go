@@ -36,6 +36,32 @@ const PathAnnotation = "kcp.io/path"
 // ResolveFunc returns the workspace path of a logical cluster.
 type ResolveFunc func(ctx context.Context, cluster string) (string, error)
 
+// NotPermittedError says the credential may not read what a path lookup
+// needs (401 or 403): retrying soon will not help.
+type NotPermittedError struct{ Err error }
+
+func (e *NotPermittedError) Error() string { return e.Err.Error() }
+func (e *NotPermittedError) Unwrap() error { return e.Err }
+
+// notPermittedRetry is how long a lookup the credential may not make waits
+// before it is tried again.
+const notPermittedRetry = 10 * time.Minute
+
+// notPermitted reports whether every error joined in err is a
+// NotPermittedError.
+func notPermitted(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !notPermitted(e) {
+				return false
+			}
+		}
+		return len(j.Unwrap()) > 0
+	}
+	var np *NotPermittedError
+	return errors.As(err, &np)
+}
+
 // Options configure the provider.
 type Options struct {
 	// Options are passed to the apiexport provider (its Handlers are kept
@@ -210,11 +236,7 @@ func newResolver(paths *Paths, resolve ResolveFunc, workers int, timeout time.Du
 	}
 	return &resolver{paths: paths, resolve: resolve, workers: workers, timeout: timeout, log: log,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			// Up to 5 minutes between tries: a path the credential may not
-			// read (a scoped provider cannot read LogicalClusters) would
-			// otherwise cost two failed requests per workspace every few
-			// seconds, forever (measured: ~16/s at 120 workspaces).
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 5*time.Minute),
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pathaware"})}
 }
 
@@ -268,6 +290,15 @@ func (r *resolver) next(ctx context.Context) bool {
 	if err := r.lookup(ctx, cluster); err != nil {
 		if ctx.Err() != nil {
 			return false
+		}
+		if notPermitted(err) {
+			// A scoped credential may read LogicalClusters neither through
+			// the virtual workspace nor directly; without this, every
+			// workspace cost two refused requests every few seconds.
+			r.log.V(1).Info("the credential may not look up the workspace path; trying again later", "cluster", cluster, "after", notPermittedRetry, "error", err.Error())
+			r.queue.Forget(cluster)
+			r.queue.AddAfter(cluster, notPermittedRetry)
+			return true
 		}
 		r.log.V(1).Info("looking up the workspace path failed; retrying", "cluster", cluster, "error", err.Error())
 		r.queue.AddRateLimited(cluster)
