@@ -21,12 +21,20 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/multicluster-provider/apiexport"
+	mcpcache "github.com/kcp-dev/multicluster-provider/pkg/cache"
+	mcrecorder "github.com/kcp-dev/multicluster-provider/pkg/events/recorder"
 	"github.com/kcp-dev/multicluster-provider/pkg/handlers"
+	"github.com/kcp-dev/multicluster-provider/pkg/provider"
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	"github.com/meshplane/meshplane/providers/dispatch"
 )
 
 // PathAnnotation is kcp's annotation holding a logical cluster's canonical
@@ -80,7 +88,7 @@ type Options struct {
 
 // Provider is a path-aware apiexport provider.
 type Provider struct {
-	*apiexport.Provider
+	*provider.Provider
 
 	paths   *Paths
 	res     *resolver
@@ -109,7 +117,27 @@ func New(cfg *rest.Config, slice string, opts Options) (*Provider, error) {
 	}
 	p.res = newResolver(p.paths, opts.Resolve, opts.Workers, opts.Timeout, log)
 	opts.Handlers = append(handlers.Handlers{p.res}, opts.Handlers...)
-	inner, err := apiexport.New(cfg, slice, opts.Options)
+	// What apiexport.New sets up, plus engaged workspaces whose informers
+	// share one dispatching event handler per kind (package dispatch).
+	o := opts.Options
+	if o.Scheme == nil {
+		o.Scheme = scheme.Scheme
+	}
+	d := dispatch.New(o.Scheme)
+	inner, err := provider.NewProvider(cfg, slice, provider.Options{
+		Scheme:                       o.Scheme,
+		EndpointSliceObject:          &apisv1alpha1.APIExportEndpointSlice{},
+		ExtractURLsFromEndpointSlice: provider.DefaultExtractURLsFromEndpointSlice,
+		ObjectToWatch:                &apisv1alpha1.APIBinding{},
+		Log:                          o.Log,
+		AddFilter:                    provider.ConditionReadyFunc("Ready"),
+		UpdateFilter:                 provider.ConditionReadyFunc("Ready"),
+		Handlers:                     o.Handlers,
+		NewCluster: func(cfg *rest.Config, name logicalcluster.Name, wildcard mcpcache.WildcardCache, s *runtime.Scheme,
+			recorder mcrecorder.EventRecorderGetter) (*mcpcache.ScopedCluster, error) {
+			return mcpcache.NewScopedCluster(cfg, name, d.For(wildcard, name), s, recorder)
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
