@@ -41,8 +41,12 @@ func (r *recorder) OnDelete(obj any) {
 	}
 	r.add("delete " + obj.(*corev1.ConfigMap).Name)
 }
-func (r *recorder) has(s string) bool { r.mu.Lock(); defer r.mu.Unlock(); return slices.Contains(r.events, s) }
-func (r *recorder) got() []string    { r.mu.Lock(); defer r.mu.Unlock(); return slices.Clone(r.events) }
+func (r *recorder) has(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Contains(r.events, s)
+}
+func (r *recorder) got() []string { r.mu.Lock(); defer r.mu.Unlock(); return slices.Clone(r.events) }
 
 func eventually(t *testing.T, what string, ok func() bool) {
 	t.Helper()
