@@ -55,6 +55,8 @@ type Kit struct {
 	URL string
 	// VirtualWorkspace is cfg pointed at URL.
 	VirtualWorkspace *rest.Config
+
+	clients *clients
 }
 
 // New waits for the slice's URL, then builds the provider and manager. cfg
@@ -101,7 +103,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Kit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("multicluster manager: %w", err)
 	}
-	return &Kit{Manager: mgr, Provider: p, URL: url, VirtualWorkspace: vw}, nil
+	return &Kit{Manager: mgr, Provider: p, URL: url, VirtualWorkspace: vw, clients: &clients{vw: vw}}, nil
 }
 
 // LogicalClusterPath reads the kcp.io/path annotation of the LogicalCluster

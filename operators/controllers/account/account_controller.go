@@ -43,6 +43,9 @@ type Options struct {
 	// Release removes the initializer from it.
 	BindCreator func(ctx context.Context, cluster, creator string) error
 	Release     func(ctx context.Context, cluster string) error
+	// Client, when set, returns an engaged workspace's client (the provider
+	// kit's, sharing one REST mapper); default: the cluster's own.
+	Client func(ctx context.Context, cluster string) (ctrl.Client, error)
 }
 
 // clients returns the client of an engaged cluster.
@@ -50,13 +53,16 @@ type clients func(ctx context.Context, cluster string) (ctrl.Client, error)
 
 // SetupWithManager adds the controller to mgr.
 func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
-	c := clients(func(ctx context.Context, cluster string) (ctrl.Client, error) {
-		cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(cluster))
-		if err != nil {
-			return nil, err
+	c := clients(opts.Client)
+	if c == nil {
+		c = func(ctx context.Context, cluster string) (ctrl.Client, error) {
+			cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(cluster))
+			if err != nil {
+				return nil, err
+			}
+			return cl.GetClient(), nil
 		}
-		return cl.GetClient(), nil
-	})
+	}
 	r := newReconciler(c, opts)
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named("account").
