@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -40,6 +41,9 @@ type Options struct {
 	Burst int
 	// Profiling serves Go's pprof under /debug/pprof/ on the metrics address.
 	Profiling bool
+	// SoftMemoryLimit, when set, is the Go runtime's soft memory limit
+	// (as GOMEMLIMIT): the garbage collector works harder to stay below it.
+	SoftMemoryLimit string
 }
 
 // NewOptions returns the defaults.
@@ -80,6 +84,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		return err
 	})
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to the core")
+	fs.StringVar(&o.SoftMemoryLimit, "soft-memory-limit", o.SoftMemoryLimit,
+		"soft limit of the Go runtime's memory, a quantity such as 96Mi (as GOMEMLIMIT; the collector then runs more often, up to half the CPU, when the live heap nears it); empty: none")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go's pprof profiles under /debug/pprof/ on --metrics-bind-address")
 }
 
@@ -99,6 +105,11 @@ func (o *Options) Validate() error {
 	}
 	if o.InitializerType == "" || strings.ContainsAny(o.InitializerType, ":/ ") {
 		errs = append(errs, fmt.Errorf("--initializer-workspace-type %q is not a WorkspaceType name", o.InitializerType))
+	}
+	if o.SoftMemoryLimit != "" {
+		if q, err := resource.ParseQuantity(o.SoftMemoryLimit); err != nil || q.Sign() <= 0 {
+			errs = append(errs, fmt.Errorf("--soft-memory-limit %q is not a positive quantity such as 96Mi", o.SoftMemoryLimit))
+		}
 	}
 	if o.QPS <= 0 || o.Burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps must be positive and --kube-api-burst at least 1"))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
+	"runtime/debug"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -14,6 +15,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -42,6 +44,10 @@ func Scheme() (*runtime.Scheme, error) {
 
 // Run starts the operator and blocks until ctx ends.
 func Run(ctx context.Context, c *Completed, log logr.Logger) error {
+	if c.SoftMemoryLimit != "" {
+		q := resource.MustParse(c.SoftMemoryLimit) // validated
+		debug.SetMemoryLimit(q.Value())
+	}
 	scheme, err := Scheme()
 	if err != nil {
 		return err
