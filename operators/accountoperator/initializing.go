@@ -111,24 +111,33 @@ func (v *initializing) bindCreator(ctx context.Context, cluster, creator string)
 		return err
 	}
 	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: creator}}
-	crb := &rbacv1.ClusterRoleBinding{}
-	err = c.Get(ctx, client.ObjectKey{Name: CreatorBinding}, crb)
-	switch {
-	case apierrors.IsNotFound(err):
-		crb = &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: CreatorBinding},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-			Subjects:   subjects,
-		}
-		if err := c.Create(ctx, crb); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating ClusterRoleBinding %s: %w", CreatorBinding, err)
-		}
+	// Create first: on a new workspace (nearly always) that is the only
+	// request; a binding already there is checked and corrected.
+	err = c.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: CreatorBinding},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   subjects,
+	})
+	if err == nil {
 		log.FromContext(ctx).V(1).Info("bound the account's creator to cluster-admin in its workspace", "workspaceCluster", cluster, "creator", creator)
 		return nil
-	case err != nil:
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ClusterRoleBinding %s: %w", CreatorBinding, err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{}
+	if err := c.Get(ctx, client.ObjectKey{Name: CreatorBinding}, crb); err != nil {
 		return fmt.Errorf("reading ClusterRoleBinding %s: %w", CreatorBinding, err)
-	case slices.Equal(crb.Subjects, subjects):
+	}
+	if slices.Equal(crb.Subjects, subjects) && crb.RoleRef.Name == "cluster-admin" && crb.RoleRef.Kind == "ClusterRole" {
 		return nil
+	}
+	if crb.RoleRef.Name != "cluster-admin" || crb.RoleRef.Kind != "ClusterRole" {
+		// roleRef is immutable: replace the binding.
+		if err := c.Delete(ctx, crb); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("replacing ClusterRoleBinding %s: %w", CreatorBinding, err)
+		}
+		return fmt.Errorf("ClusterRoleBinding %s referred to %s %s; deleted it, it is made again", CreatorBinding, crb.RoleRef.Kind, crb.RoleRef.Name)
 	}
 	crb.Subjects = subjects
 	if err := c.Update(ctx, crb); err != nil {
