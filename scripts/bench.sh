@@ -7,6 +7,9 @@
 #   scripts/bench.sh --creates 200 --gets 200 --list-size 200 --clusters 50 \
 #     --workspaces 50 --bindings 5 --vw-large=false --vw-watch-consumers 20
 #   the workspace memory target: scripts/bench.sh --workspaces-10k
+#   the accounts phase alone: ACCOUNTS_ORGS=10 ACCOUNTS=50 scripts/bench.sh --creates 0 \
+#     --gets 0 --lists 0 --clusters 0 --workspaces 0 --bindings 0 --vw-lists 0 \
+#     --vw-watch-events 0 --vw-large=false --etcd-embedded=false; GW_BENCH=0 skips the gateway
 #
 # Expects bin/meshplane and bin/meshplane-bench (and, for the mounts part,
 # bin/kubecluster-mounts), built by `make build`; this
@@ -162,4 +165,75 @@ if [[ ${REBAC_BENCH:-1} != 0 ]]; then
 			go test -count=1 -run TestBench ./webhook/test/bench/ >"$DIR/rebac.log" 2>&1 || { tail -40 "$DIR/rebac.log"; false; }
 		cat "$DIR/rebac.md"
 	} | tee -a bench-results.md
+fi
+
+# The account-operator: the whole platform started by the launcher
+# (bin/meshplane-platform, as `make run`) in a temporary root directory on a
+# free 20-port range, then ACCOUNTS_ORGS (default 100) org Accounts and
+# ACCOUNTS (default 1000) accounts spread over them, each batch timed until
+# every Account is Ready, with the operator's and the core's RSS. Extra
+# operator flags: ACCOUNT_OPERATOR_ARGS. Skip with ACCOUNTS_BENCH=0.
+if [[ ${ACCOUNTS_BENCH:-1} != 0 ]]; then
+	for bin in bin/meshplane-platform bin/account-operator; do
+		if [[ ! -x $bin ]]; then
+			echo "bench.sh: $bin not found; run 'make build' first" >&2
+			exit 1
+		fi
+	done
+	# free_range prints a base port B such that B..B+19 are all free.
+	free_range() {
+		local b i j busy
+		for ((i = 0; i < 200; i++)); do
+			b=$((20000 + (RANDOM % 2000) * 20))
+			busy=0
+			for ((j = 0; j < 20; j++)); do
+				if (exec 3<>"/dev/tcp/127.0.0.1/$((b + j))") 2>/dev/null; then
+					busy=1
+					break
+				fi
+			done
+			((busy)) || { echo "$b"; return 0; }
+		done
+		echo "bench.sh: no free port range found" >&2
+		return 1
+	}
+	PB=$(free_range)
+	PLAT="$DIR/platform"
+	"$ROOT/bin/meshplane-platform" --root-directory "$PLAT" --port-base "$PB" --demo-users=false \
+		--account-operator-args "${ACCOUNT_OPERATOR_ARGS:-}" >"$DIR/platform.log" 2>&1 &
+	LPID=$!
+	stop_platform() {
+		kill -TERM "$LPID" 2>/dev/null || true
+		wait "$LPID" 2>/dev/null || true
+	}
+	trap 'stop_platform; rm -rf "$DIR"' EXIT
+	for ((i = 0; i < 300; i++)); do
+		[[ -f $PLAT/platform.env ]] && break
+		kill -0 "$LPID" 2>/dev/null || break
+		sleep 1
+	done
+	if [[ ! -f $PLAT/platform.env ]]; then
+		echo "bench.sh: the platform did not become ready; its log:" >&2
+		tail -50 "$DIR/platform.log" >&2
+		exit 1
+	fi
+	# The launcher's children, by name (the launcher's own process tree only).
+	OPID='' CPID=''
+	for p in $(pgrep -P "$LPID"); do
+		case $(basename "$(readlink "/proc/$p/exe")") in
+		account-operator) OPID=$p ;;
+		meshplane) CPID=$p ;;
+		esac
+	done
+	{
+		echo
+		echo "## account-operator $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		"$ROOT/bin/meshplane-bench" --kubeconfig "$PLAT/admin.kubeconfig" \
+			--creates 0 --gets 0 --lists 0 --clusters 0 --workspaces 0 --workspace-tree 0 --bindings 0 \
+			--vw-lists 0 --vw-watch-events 0 --vw-large=false \
+			--account-orgs "${ACCOUNTS_ORGS:-100}" --accounts "${ACCOUNTS:-1000}" \
+			--account-operator-pid "$OPID" --platform-core-pid "$CPID"
+	} | tee -a bench-results.md
+	stop_platform
 fi

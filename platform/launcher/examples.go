@@ -192,7 +192,7 @@ func exampleCredential(ctx context.Context, base *rest.Config, workspace, export
 	if err := credentials.Grant(ctx, cl, exp, export, credentials.Subject{Namespace: "default", Name: sa}); err != nil {
 		return err
 	}
-	token, err := credentials.Token(ctx, cfg, "default", sa, operatorTokenTTL)
+	token, err := credentials.Token(ctx, cfg, "default", sa, longTokenTTL)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,8 @@ type Config struct {
 	Examples []string
 	// ExamplesDir holds the examples' manifests (examples/ of the repository).
 	ExamplesDir string
+	// AccountOperatorArgs are appended to the account-operator's arguments.
+	AccountOperatorArgs []string
 	// Out receives the log stream.
 	Out io.Writer
 	// ReadyTimeout bounds the wait for each component.
@@ -42,6 +44,13 @@ type Config struct {
 	// ExternalOpenFGA is the HTTP API of an OpenFGA the platform uses
 	// instead of starting its own (--openfga-url).
 	ExternalOpenFGA string
+	// OperatorTokenTTL is the lifetime of the account-operator's token (0:
+	// DefaultOperatorTokenTTL); OperatorTokenRefresh the age at which the
+	// next is minted (0: 80% of the lifetime).
+	OperatorTokenTTL, OperatorTokenRefresh time.Duration
+
+	// logf writes a line of the log stream (set by Run).
+	logf func(name, format string, args ...any)
 }
 
 // CoreURL is the core's base URL.
@@ -71,6 +80,7 @@ func Run(ctx context.Context, c Config) error {
 		logs.pad = max(logs.pad, len(comp.Name))
 	}
 	say := func(format string, args ...any) { logs.printf("launcher", format, args...) }
+	c.logf = logs.printf
 
 	var running []*started
 	var cleanups []func() error
