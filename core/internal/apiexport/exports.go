@@ -66,3 +66,9 @@ func (e *Exports) Binding(ctx context.Context, consumer, exportCluster, exportNa
 func (e *Exports) Accepted(consumer, exportCluster, exportName, group, resource string, exported bool) bool {
 	return e.Consumers.Accepted(consumer, exportCluster, exportName, group, resource, exported)
 }
+
+// Claim returns the claim on group/resource that consumer's binding of
+// the export applies, if any.
+func (e *Exports) Claim(consumer, exportCluster, exportName, group, resource string) (Claim, bool) {
+	return e.Consumers.Claim(consumer, exportCluster, exportName, group, resource)
+}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Wildcard is the cluster name that selects every logical cluster.
@@ -68,4 +69,30 @@ func WithFilter(ctx context.Context, keep Filter) context.Context {
 func FilterFrom(ctx context.Context) (Filter, bool) {
 	f, ok := ctx.Value(filterKey{}).(Filter)
 	return f, ok && f != nil
+}
+
+type resourceFilterKey struct{}
+
+// resourceFilter is a Filter for the objects of one resource.
+type resourceFilter struct {
+	resource schema.GroupResource
+	keep     Filter
+}
+
+// WithResourceFilter narrows what a request sees and touches of one
+// resource, in one cluster or across all: an object keep refuses is not
+// found when read, updated or deleted, and left out of lists and watches.
+// Objects of other resources the request reads (such as the namespace an
+// admission plugin looks up) are not filtered.
+func WithResourceFilter(ctx context.Context, resource schema.GroupResource, keep Filter) context.Context {
+	return context.WithValue(ctx, resourceFilterKey{}, resourceFilter{resource: resource, keep: keep})
+}
+
+// ResourceFilterFrom returns the filter of ctx for resource, if any.
+func ResourceFilterFrom(ctx context.Context, resource schema.GroupResource) (Filter, bool) {
+	f, ok := ctx.Value(resourceFilterKey{}).(resourceFilter)
+	if !ok || f.keep == nil || f.resource != resource {
+		return nil, false
+	}
+	return f.keep, true
 }

@@ -59,7 +59,7 @@ func (i informers) start(ctx context.Context) {
 // root workspace, then root's bootstrap, then the workspace tree's.
 func (p *parts) startControllers(ctx context.Context) error {
 	inf := p.informers
-	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installAPIBinding(inf),
+	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installPermissionClaimLabel(), p.installAPIBinding(inf),
 		p.installDefaultAPIBindings(), p.installServiceAccounts(inf), p.installClusterRoleAggregation(inf),
 		p.installResourceQuota(inf), p.installGarbageCollector()}
 	afterRoot := []controller{p.installWorkspace(inf), p.installLogicalCluster(), p.installUniversal(), p.installWorkspaceType(inf)}

@@ -20,6 +20,7 @@ import (
 	apibindingadmission "github.com/meshplane/meshplane/core/internal/admission/apibinding"
 	"github.com/meshplane/meshplane/core/internal/admission/dynamic"
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
+	"github.com/meshplane/meshplane/core/internal/admission/permissionclaims"
 	"github.com/meshplane/meshplane/core/internal/admission/reservedmetadata"
 	workspaceadmission "github.com/meshplane/meshplane/core/internal/admission/workspace"
 	"github.com/meshplane/meshplane/core/internal/apiexport"
@@ -92,6 +93,8 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(p.index.Resolve, authorization.NewBind(rbacSource(p.storage))),
 		reservedmetadata.New(),
+		apiexportvw.NewAdmission(p.exports),
+		permissionclaims.New(p.consumers),
 	}, append(p.dynamicAdmission(), quotaAdmission)...)...)) // quota last, as in kube-apiserver
 	return p, p.newCRDHandler()
 }

@@ -84,6 +84,7 @@ func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader
 // consumers of its export.
 func forget(crds *crd.Index, consumers *apiexport.Consumers, cluster, binding string) {
 	crds.RemoveBound(cluster, binding)
+	consumers.SetClaims(cluster, binding, "", "", nil)
 	consumers.Set(cluster, binding, "", "")
 }
 
@@ -132,11 +133,7 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 	requeue, crds := c.binding.reconcile(ctx, cluster, want)
 	if crds != nil {
 		c.crds.SetBound(cluster, name, crds)
-		var accepted []string
-		for _, claim := range want.Status.AppliedPermissionClaims {
-			accepted = append(accepted, claim.Group+"/"+claim.Resource)
-		}
-		c.consumers.SetClaims(cluster, name, accepted)
+		c.consumers.SetClaims(cluster, name, want.Status.APIExportClusterName, want.Spec.Reference.Export.Name, want.Status.AppliedPermissionClaims)
 		c.consumers.Set(cluster, name, want.Status.APIExportClusterName, want.Spec.Reference.Export.Name)
 	}
 	if !equality.Semantic.DeepEqual(b.Status, want.Status) {
