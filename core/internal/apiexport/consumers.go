@@ -13,6 +13,8 @@ type Consumers struct {
 	mu sync.RWMutex
 	// export -> consumer cluster -> binding name
 	byExport map[exportKey]map[string]string
+	// consumer cluster -> binding name -> export
+	byConsumer map[string]map[string]exportKey
 	// consumer cluster -> binding name -> applied claims
 	claims         map[string]map[string][]Claim
 	onChange       []func(exportCluster, exportName string)
@@ -21,7 +23,8 @@ type Consumers struct {
 
 // NewConsumers returns an empty set.
 func NewConsumers() *Consumers {
-	return &Consumers{byExport: map[exportKey]map[string]string{}, claims: map[string]map[string][]Claim{}}
+	return &Consumers{byExport: map[exportKey]map[string]string{}, byConsumer: map[string]map[string]exportKey{},
+		claims: map[string]map[string][]Claim{}}
 }
 
 // SetClaims records the permission claims a binding of the export applies
@@ -150,8 +153,16 @@ func (c *Consumers) Set(consumer, binding, exportCluster, exportName string) {
 			changed[k] = true
 		}
 	}
+	delete(c.byConsumer[consumer], binding)
+	if len(c.byConsumer[consumer]) == 0 {
+		delete(c.byConsumer, consumer)
+	}
 	if exportCluster != "" {
 		k := key(exportCluster, exportName)
+		if c.byConsumer[consumer] == nil {
+			c.byConsumer[consumer] = map[string]exportKey{}
+		}
+		c.byConsumer[consumer][binding] = k
 		if c.byExport[k] == nil {
 			c.byExport[k] = map[string]string{}
 		}
@@ -176,6 +187,22 @@ func (c *Consumers) Of(exportCluster, exportName string) map[string]string {
 	out := map[string]string{}
 	for k, v := range c.byExport[key(exportCluster, exportName)] {
 		out[k] = v
+	}
+	return out
+}
+
+// ExportRef names an export a consumer binds, and the binding.
+type ExportRef struct {
+	Cluster, Name, Binding string
+}
+
+// ExportsOf returns the exports consumer binds.
+func (c *Consumers) ExportsOf(consumer string) []ExportRef {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]ExportRef, 0, len(c.byConsumer[consumer]))
+	for binding, k := range c.byConsumer[consumer] {
+		out = append(out, ExportRef{Cluster: k.cluster, Name: k.name, Binding: binding})
 	}
 	return out
 }

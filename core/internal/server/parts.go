@@ -136,6 +136,7 @@ func (p *parts) newAuthorizer() {
 		func(full, _ authorizer.Authorizer) authorizer.Authorizer {
 			return &apiexportvw.Authorizer{Exports: p.exports, RBAC: full}
 		},
+		authorization.Fixed(p.maximalPermissionPolicy()),
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
 			return lifecycle.Authorizer{RBAC: plain, Clusters: p.index}
 		})

@@ -10,11 +10,29 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/rest"
 
+	"github.com/meshplane/meshplane/core/internal/authorization"
+	"github.com/meshplane/meshplane/core/internal/authorization/maximalpermission"
 	"github.com/meshplane/meshplane/core/internal/controllers/permissionclaimlabel"
 	"github.com/meshplane/meshplane/core/internal/registry/local"
+	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
 )
+
+// maximalPermissionPolicy bounds what consumers do with bound resources
+// by their export's policy; requests through the APIExport virtual
+// workspace are the provider's and decided there.
+func (p *parts) maximalPermissionPolicy() authorizer.Authorizer {
+	mpp := &maximalpermission.Authorizer{ExportsOf: p.consumers.ExportsOf, Export: p.exports.Export,
+		RBAC: authorization.NewBind(rbacSource(p.storage))}
+	return authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		if _, ok := apiexportvw.From(ctx); ok {
+			return authorizer.DecisionNoOpinion, "", nil
+		}
+		return mpp.Authorize(ctx, a)
+	})
+}
 
 func (p *parts) installPermissionClaimLabel() controller {
 	return permissionclaimlabel.New(p.consumers, claimedObjects{p})
