@@ -31,7 +31,7 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 	openapi := &clusterspec.Handler{CRDs: p.crdIndex, Static: apiHandler, Next: crds}
 	api := &discovery.Handler{CRDs: p.discoveredCRDs, Static: apiHandler, Next: openapi}
 	homes := &home.Handler{Clients: p.reg.tenancyClients(), Bindings: p.reg.clusterRoleBindings, Index: p.index, Types: p.types,
-		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(api, p.exports)}
+		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(lifecycle.WithDiscovery(api), p.exports)}
 	chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(homes), c)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
 	chain = serviceaccount.WithClusterFromToken(chain, clusters.Prefix, clusters.IsValidName)

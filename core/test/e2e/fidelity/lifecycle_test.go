@@ -1,0 +1,50 @@
+package fidelity
+
+import (
+	"strings"
+	"testing"
+
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/meshplane/meshplane/sdk/testing/framework"
+)
+
+// TestLifecycleVirtualWorkspacesDiscovery checks that the initializing and
+// terminating virtual workspaces answer discovery and readiness like any
+// server, for a user allowed to initialize (terminate) the type: on the
+// wildcard they show what they serve there, LogicalClusters; without the
+// permission discovery is refused.
+func TestLifecycleVirtualWorkspacesDiscovery(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	name := framework.UniqueName("lcdisc")
+	wt := s.CreateWorkspaceType(t, name, true, true)
+	root := s.KubectlFor("root")
+	root.RunStdin(t, `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: `+name+`-lifecycle}
+rules: [{apiGroups: [tenancy.kcp.io], resources: [workspacetypes], resourceNames: [`+name+`], verbs: [initialize, terminate]}]
+`, "apply", "-f", "-")
+	root.Run(t, "create", "clusterrolebinding", name+"-carol", "--clusterrole="+name+"-lifecycle", "--user=carol")
+	t.Cleanup(func() { _, _, _ = root.RunErr(t, "delete", "clusterrolebinding", name+"-carol") })
+	carol, bob := s.UserToken(t, "carol"), s.UserToken(t, "bob")
+	for _, typ := range []tenancyv1alpha1.VirtualWorkspaceType{tenancyv1alpha1.VirtualWorkspaceTypeInitializing, tenancyv1alpha1.VirtualWorkspaceTypeTerminating} {
+		base := framework.VirtualWorkspaceURL(wt, typ) + "/clusters/*"
+		for _, p := range []string{"/api", "/apis", "/apis/core.kcp.io/v1alpha1", "/version", "/readyz", "/livez"} {
+			framework.RequireCode(t, s.RequestURL(t, carol, "GET", base+p, "", nil), string(typ)+" virtual workspace: GET "+p+" as a user allowed to use it", 200)
+		}
+		r := s.RequestURL(t, carol, "GET", base+"/apis", "", nil)
+		framework.RequireContains(t, r.String(), `"core.kcp.io"`, string(typ)+" virtual workspace: group list")
+		if strings.Contains(r.String(), `"rbac.authorization.k8s.io"`) {
+			t.Errorf("%s virtual workspace: the wildcard's group list shows groups it does not serve there: %s", typ, r)
+		}
+		framework.RequireCode(t, s.RequestURL(t, carol, "GET", base+"/apis/rbac.authorization.k8s.io", "", nil),
+			string(typ)+" virtual workspace: a group it does not serve on the wildcard", 404)
+		framework.RequireCode(t, s.RequestURL(t, bob, "GET", base+"/apis", "", nil), string(typ)+" virtual workspace: discovery without the permission", 403)
+
+		k := &framework.Kubectl{Kubeconfig: s.Kubeconfig, CacheDir: t.TempDir(),
+			GlobalArgs: []string{"--context", "shard-base", "--server", base, "--token", carol}}
+		out := k.Run(t, "api-resources", "--no-headers", "-o", "name")
+		framework.RequireEqual(t, strings.TrimSpace(out), "logicalclusters.core.kcp.io", string(typ)+" virtual workspace: kubectl api-resources on the wildcard")
+	}
+}
