@@ -11,6 +11,7 @@ import (
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/discovery"
+	"github.com/meshplane/meshplane/core/internal/impersonation"
 	"github.com/meshplane/meshplane/core/internal/openapi/clusterspec"
 	"github.com/meshplane/meshplane/core/internal/serviceaccount"
 	"github.com/meshplane/meshplane/core/internal/tenancy/home"
@@ -33,6 +34,7 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 	homes := &home.Handler{Clients: p.reg.tenancyClients(), Bindings: p.reg.clusterRoleBindings, Index: p.index, Types: p.types,
 		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(lifecycle.WithDiscovery(api), p.exports)}
 	chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(homes), c)
+	chain = impersonation.WithScope(chain)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
 	chain = serviceaccount.WithClusterFromToken(chain, clusters.Prefix, clusters.IsValidName)
 	return apiexportvw.WithVirtualWorkspace(lifecycle.WithVirtualWorkspaces(chain), p.exports)

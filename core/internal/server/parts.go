@@ -27,6 +27,7 @@ import (
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/authorization"
 	"github.com/meshplane/meshplane/core/internal/crd"
+	"github.com/meshplane/meshplane/core/internal/impersonation"
 	"github.com/meshplane/meshplane/core/internal/registry/builtin"
 	"github.com/meshplane/meshplane/core/internal/storage/clusterstore"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
@@ -137,6 +138,7 @@ func (p *parts) newAuthorizer() {
 			return &apiexportvw.Authorizer{Exports: p.exports, RBAC: full}
 		},
 		authorization.Fixed(p.maximalPermissionPolicy()),
+		authorization.Fixed(impersonation.Authorizer),
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
 			return lifecycle.Authorizer{RBAC: plain, Clusters: p.index}
 		})

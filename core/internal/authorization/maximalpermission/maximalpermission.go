@@ -9,6 +9,7 @@ package maximalpermission
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/meshplane/meshplane/core/internal/apiexport"
+	"github.com/meshplane/meshplane/core/internal/authorization/rbac"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 )
 
@@ -74,15 +76,28 @@ func exports(export *apisv1alpha2.APIExport, group, resource string) bool {
 	return false
 }
 
-// prefixed is attrs with the user's name and groups prefixed.
+// prefixed is attrs with the user's name and groups prefixed. A service
+// account is named by its global name (kcp's PrefixUser:
+// apis.kcp.io:binding:system:kcp:serviceaccount:<cluster>:<ns>:<name>),
+// without the extras that scope it to its own cluster.
 func prefixed(attrs authorizer.Attributes) authorizer.AttributesRecord {
 	u := attrs.GetUser()
 	groups := make([]string, 0, len(u.GetGroups()))
 	for _, g := range u.GetGroups() {
 		groups = append(groups, Prefix+g)
 	}
+	name, extra := Prefix+u.GetName(), u.GetExtra()
+	if c := extra[rbac.ClusterExtraKey]; strings.HasPrefix(u.GetName(), "system:serviceaccount:") && len(c) == 1 {
+		name = Prefix + rbac.GlobalServiceAccountName(c[0], u.GetName())
+		extra = map[string][]string{}
+		for k, v := range u.GetExtra() {
+			if k != rbac.ClusterExtraKey && k != rbac.ScopeExtraKey {
+				extra[k] = v
+			}
+		}
+	}
 	return authorizer.AttributesRecord{
-		User:      &user.DefaultInfo{Name: Prefix + u.GetName(), UID: u.GetUID(), Groups: groups, Extra: u.GetExtra()},
+		User:      &user.DefaultInfo{Name: name, UID: u.GetUID(), Groups: groups, Extra: extra},
 		Verb:      attrs.GetVerb(),
 		Namespace: attrs.GetNamespace(), APIGroup: attrs.GetAPIGroup(), APIVersion: attrs.GetAPIVersion(),
 		Resource: attrs.GetResource(), Subresource: attrs.GetSubresource(), Name: attrs.GetName(),
