@@ -48,10 +48,10 @@ func WithNarrowing(next http.Handler, narrowing Narrowing) http.Handler {
 		if aggregated {
 			inner.Header.Set("Accept", AggregatedContentType)
 		}
-		rec := &recorder{header: http.Header{}, code: http.StatusOK}
+		rec := NewRecorder()
 		next.ServeHTTP(rec, inner)
 		if rec.code != http.StatusOK {
-			rec.copyTo(w, rec.body.Bytes())
+			rec.CopyTo(w, rec.body.Bytes())
 			return
 		}
 		out, found, err := narrow(path, rec.header.Get("Content-Type"), rec.body.Bytes(), served)
@@ -61,7 +61,7 @@ func WithNarrowing(next http.Handler, narrowing Narrowing) http.Handler {
 		case !found:
 			fail(w, r, apierrors.NewNotFound(schema.GroupResource{}, path))
 		default:
-			rec.copyTo(w, out)
+			rec.CopyTo(w, out)
 		}
 	})
 }
@@ -152,20 +152,29 @@ func narrow(path, contentType string, body []byte, served Served) ([]byte, bool,
 	return out, true, err
 }
 
-// recorder keeps a response to rewrite it.
-type recorder struct {
+// Recorder keeps a response to rewrite it.
+type Recorder struct {
 	header http.Header
 	code   int
 	body   bytes.Buffer
 }
 
-func (r *recorder) Header() http.Header         { return r.header }
-func (r *recorder) WriteHeader(code int)        { r.code = code }
-func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+// NewRecorder returns an empty recorder (status 200 until written).
+func NewRecorder() *Recorder { return &Recorder{header: http.Header{}, code: http.StatusOK} }
 
-// copyTo writes the recorded response with body. The ETag goes: it is
+func (r *Recorder) Header() http.Header         { return r.header }
+func (r *Recorder) WriteHeader(code int)        { r.code = code }
+func (r *Recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+
+// Code is the recorded status code.
+func (r *Recorder) Code() int { return r.code }
+
+// Body is the recorded body.
+func (r *Recorder) Body() []byte { return r.body.Bytes() }
+
+// CopyTo writes the recorded response with body. The ETag goes: it is
 // the unfiltered document's.
-func (r *recorder) copyTo(w http.ResponseWriter, body []byte) {
+func (r *Recorder) CopyTo(w http.ResponseWriter, body []byte) {
 	for k, v := range r.header {
 		if k != "Content-Length" && k != "Etag" {
 			w.Header()[k] = v

@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +195,28 @@ func TestAPIExportVirtualWorkspaceDiscovery(t *testing.T) {
 		got = append(got, g.Name)
 	}
 	framework.RequireEqual(t, strings.Join(got, ","), "core.kcp.io,apis.kcp.io,claims.example.com", "groups listed through the virtual workspace")
+	// OpenAPI v3: the served group versions, under the virtual workspace.
+	r = c.vw(t, "GET", "/clusters/*/openapi/v3", nil)
+	framework.RequireCode(t, r, "the OpenAPI v3 index through the virtual workspace", 200)
+	var index struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	r.JSON(t, &index)
+	var paths []string
+	for p, v := range index.Paths {
+		paths = append(paths, p)
+		framework.RequireContains(t, v.ServerRelativeURL, "/services/apiexport/"+c.provider.Cluster+"/"+scopedExport+"/clusters/*/openapi/v3/"+p,
+			"serverRelativeURL of "+p)
+	}
+	sort.Strings(paths)
+	framework.RequireEqual(t, strings.Join(paths, ","),
+		"api/v1,apis/apis.kcp.io/v1alpha1,apis/apis.kcp.io/v1alpha2,apis/claims.example.com/v1,apis/core.kcp.io/v1alpha1",
+		"group versions of the OpenAPI v3 index through the virtual workspace")
+	k := &framework.Kubectl{Kubeconfig: c.s.Kubeconfig, CacheDir: t.TempDir(),
+		GlobalArgs: []string{"--context", "shard-base", "--server", c.url + "/clusters/*", "--token", c.token}}
+	framework.RequireContains(t, k.Run(t, "explain", "sprockets"), "KIND:       Sprocket", "kubectl explain sprockets through the virtual workspace")
 	// Without credentials: 401, as any request.
 	framework.RequireCode(t, c.s.RequestURL(t, "", "GET", c.url+"/clusters/*/apis", "", nil), "discovery through the virtual workspace without a token", 401)
 }
