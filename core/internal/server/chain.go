@@ -32,7 +32,7 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 	openapi := &clusterspec.Handler{CRDs: p.crdIndex, Static: apiHandler, Next: crds}
 	api := &discovery.Handler{CRDs: p.discoveredCRDs, Static: apiHandler, Next: apiexportvw.WithOpenAPI(openapi, p.exports, apiHandler)}
 	homes := &home.Handler{Clients: p.reg.tenancyClients(), Bindings: p.reg.clusterRoleBindings, Index: p.index, Types: p.types,
-		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(lifecycle.WithDiscovery(api), p.exports)}
+		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(api, p.exports)}
 	chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(homes), c)
 	chain = impersonation.WithScope(chain)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
