@@ -27,6 +27,16 @@ type Narrowing func(r *http.Request) (served Served, ok bool, err error)
 // version document of a group not served is a 404. Non-discovery requests
 // pass through.
 func WithNarrowing(next http.Handler, narrowing Narrowing) http.Handler {
+	return withNarrowing(next, narrowing, false)
+}
+
+// WithReadOnlyNarrowing is WithNarrowing that also shows the resources
+// read-only: verbs get, list and watch at most.
+func WithReadOnlyNarrowing(next http.Handler, narrowing Narrowing) http.Handler {
+	return withNarrowing(next, narrowing, true)
+}
+
+func withNarrowing(next http.Handler, narrowing Narrowing, readOnly bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path := strings.TrimSuffix(r.URL.Path, "/")
 		if r.Method != http.MethodGet || !isDiscovery(path) {
@@ -54,7 +64,7 @@ func WithNarrowing(next http.Handler, narrowing Narrowing) http.Handler {
 			rec.CopyTo(w, rec.body.Bytes())
 			return
 		}
-		out, found, err := narrow(path, rec.header.Get("Content-Type"), rec.body.Bytes(), served)
+		out, found, err := narrow(path, rec.header.Get("Content-Type"), rec.body.Bytes(), served, readOnly)
 		switch {
 		case err != nil:
 			fail(w, r, apierrors.NewInternalError(fmt.Errorf("narrowing discovery of %s: %w", path, err)))
@@ -79,7 +89,7 @@ func isDiscovery(path string) bool {
 
 // narrow filters one discovery document; found is false when nothing of
 // it is served.
-func narrow(path, contentType string, body []byte, served Served) ([]byte, bool, error) {
+func narrow(path, contentType string, body []byte, served Served, readOnly bool) ([]byte, bool, error) {
 	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	if strings.Contains(contentType, aggregatedAccept) {
 		var l apidiscoveryv2.APIGroupDiscoveryList
@@ -94,6 +104,9 @@ func narrow(path, contentType string, body []byte, served Served) ([]byte, bool,
 				kept := v.Resources[:0]
 				for _, res := range v.Resources {
 					if resources[res.Resource] {
+						if readOnly {
+							res.Verbs, res.Subresources = readVerbs(res.Verbs), nil
+						}
 						kept = append(kept, res)
 					}
 				}
@@ -142,14 +155,28 @@ func narrow(path, contentType string, body []byte, served Served) ([]byte, bool,
 	}
 	kept := l.APIResources[:0]
 	for _, res := range l.APIResources {
-		base, _, _ := strings.Cut(res.Name, "/")
-		if resources[base] {
+		base, sub, _ := strings.Cut(res.Name, "/")
+		if resources[base] && (!readOnly || sub == "") {
+			if readOnly {
+				res.Verbs = readVerbs(res.Verbs)
+			}
 			kept = append(kept, res)
 		}
 	}
 	l.APIResources = kept
 	out, err := json.Marshal(&l)
 	return out, true, err
+}
+
+// readVerbs keeps the reading verbs of verbs.
+func readVerbs(verbs []string) []string {
+	var out []string
+	for _, v := range verbs {
+		if v == "get" || v == "list" || v == "watch" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Recorder keeps a response to rewrite it.

@@ -33,6 +33,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 	"github.com/meshplane/meshplane/core/internal/tenancy/home"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
+	"github.com/meshplane/meshplane/core/internal/virtual/apiresourceschemavw"
 	"github.com/meshplane/meshplane/core/internal/virtual/lifecycle"
 )
 
@@ -141,6 +142,9 @@ func (p *parts) newAuthorizer() {
 		authorization.Fixed(impersonation.Authorizer),
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
 			return lifecycle.Authorizer{RBAC: plain, Clusters: p.index}
+		},
+		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
+			return apiresourceschemavw.Authorizer{RBAC: plain}
 		})
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/controllers/permissionclaimlabel"
 	"github.com/meshplane/meshplane/core/internal/registry/local"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
+	"github.com/meshplane/meshplane/core/internal/virtual/apiresourceschemavw"
 )
 
 // maximalPermissionPolicy bounds what consumers do with bound resources
@@ -32,6 +33,21 @@ func (p *parts) maximalPermissionPolicy() authorizer.Authorizer {
 		}
 		return mpp.Authorize(ctx, a)
 	})
+}
+
+// boundSchemas lists the APIResourceSchemas of the exports consumer binds.
+func (p *parts) boundSchemas(ctx context.Context, consumer string) []apiresourceschemavw.Schema {
+	var out []apiresourceschemavw.Schema
+	for _, ref := range p.consumers.ExportsOf(consumer) {
+		export, err := p.exports.Export(ctx, ref.Cluster, ref.Name)
+		if err != nil {
+			continue
+		}
+		for _, r := range export.Spec.Resources {
+			out = append(out, apiresourceschemavw.Schema{Cluster: ref.Cluster, Name: r.Schema})
+		}
+	}
+	return out
 }
 
 func (p *parts) installPermissionClaimLabel() controller {
