@@ -131,13 +131,11 @@ func WithVirtualWorkspace(handler http.Handler, exports Exports) http.Handler {
 				}
 				return selects(exports, t, cluster, group, resource, obj)
 			})
-		} else if group, resource, ok := resourceOf(r, path); ok && !(group == apisv1alpha2.SchemeGroupVersion.Group && resource == "apibindings") {
+		} else if group, resource, ok := resourceOf(r, path); ok && !(group == apisv1alpha2.SchemeGroupVersion.Group && resource == "apibindings") &&
+			!exportsResource(ctx, exports, t, group, resource) {
 			// In one consumer, a claimed resource shows only the objects the
 			// claim's selector picks (the authorizer refuses the rest).
 			ctx = clusters.WithResourceFilter(ctx, schema.GroupResource{Group: group, Resource: resource}, func(cluster string, obj runtime.Object) bool {
-				if exportsResource(ctx, exports, t, group, resource) {
-					return true
-				}
 				return selects(exports, t, cluster, group, resource, obj)
 			})
 		}
