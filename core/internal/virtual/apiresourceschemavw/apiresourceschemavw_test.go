@@ -15,8 +15,12 @@ import (
 )
 
 func TestRewrite(t *testing.T) {
-	bound := func(context.Context, string) []Schema { return []Schema{{Cluster: "prov", Name: "v1.widgets.example.com"}} }
-	resolve := func(p string) (string, bool) { return map[string]string{"root:consumer": "cons"}[p], p == "root:consumer" }
+	bound := func(context.Context, string) []Schema {
+		return []Schema{{Cluster: "prov", Name: "v1.widgets.example.com"}}
+	}
+	resolve := func(p string) (string, bool) {
+		return map[string]string{"root:consumer": "cons"}[p], p == "root:consumer"
+	}
 	const base = "/services/apiresourceschema/root:consumer/clusters/whatever"
 	for _, tc := range []struct {
 		path, wantPath string
