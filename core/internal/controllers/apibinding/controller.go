@@ -132,6 +132,13 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 		return 0, err
 	}
 	if b.DeletionTimestamp != nil {
+		if len(c.crds.Bound(cluster, name)) == 0 && len(b.Status.BoundResources) > 0 {
+			// After a restart: serve the resources again, so that their
+			// objects can be deleted and waited for.
+			if _, crds := c.binding.reconcile(ctx, cluster, b.DeepCopy()); crds != nil {
+				c.crds.SetBound(cluster, name, crds)
+			}
+		}
 		return c.deletion.reconcile(ctx, cluster, b)
 	}
 	want := b.DeepCopy()
