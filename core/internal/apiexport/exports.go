@@ -18,6 +18,8 @@ type Exports struct {
 	Bindings  client.Reader[*apisv1alpha2.APIBinding]
 	Schemas   client.Reader[*apisv1alpha1.APIResourceSchema]
 	Consumers *Consumers
+	// Builtin are the groups the built-in registries serve.
+	Builtin map[string]bool
 }
 
 // Export returns an export, from the cache when it already has its

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/meshplane/meshplane/core/internal/apiexport"
 	apibindingcontroller "github.com/meshplane/meshplane/core/internal/controllers/apibinding"
 	apiexportcontroller "github.com/meshplane/meshplane/core/internal/controllers/apiexport"
 	"github.com/meshplane/meshplane/core/internal/controllers/defaultapibindings"
@@ -99,6 +100,9 @@ func (p *parts) bootstrapRoot(ctx context.Context) error {
 		return err
 	}
 	if err := tenancy.EnsureShard(ctx, p.reg.shards, p.externalURL); err != nil {
+		return err
+	}
+	if err := apiexport.EnsureRootExports(ctx, p.reg.exports); err != nil {
 		return err
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), p.index.HasSynced) {

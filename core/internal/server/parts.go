@@ -76,7 +76,8 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	}
 	p.index = tenancy.NewIndex(p.reg.logicalClusters.Storage)
 	p.types = &tenancy.Types{Index: p.index, Store: p.reg.workspaceTypes}
-	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers}
+	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers,
+		Builtin: builtinGroups()}
 	p.newAuthorizer()
 	if err := p.newServiceAccounts(); err != nil {
 		return nil, err

@@ -77,6 +77,9 @@ type Exports interface {
 	// Claim returns the claim on group/resource the consumer's binding of
 	// the export applies, if any.
 	Claim(consumer, exportCluster, exportName, group, resource string) (apiexport.Claim, bool)
+	// BuiltinGroup reports whether the server serves group itself (a claim
+	// on it names that resource whatever its identity hash).
+	BuiltinGroup(group string) bool
 }
 
 // selects reports whether the consumer's claim of the export picks obj.
@@ -218,7 +221,7 @@ func withIdentity(ctx context.Context, exports Exports, t Target, path string) (
 	}
 	// A claim on another export's resource names it by that identity.
 	for _, c := range export.Spec.PermissionClaims {
-		if c.Group == group && c.Resource == resource && c.IdentityHash != "" && segs[3] == "apis" {
+		if c.Group == group && c.Resource == resource && c.IdentityHash != "" && segs[3] == "apis" && !exports.BuiltinGroup(group) {
 			segs[6] = resource + ":" + c.IdentityHash
 			return strings.Join(segs, "/"), group, resource, false
 		}

@@ -68,6 +68,9 @@ func (f *fakeExports) Claim(consumer, exportCluster, exportName, group, resource
 	return apiexport.Claim{}, consumer == "consumer-a"
 }
 
+// BuiltinGroup: the kcp groups the server serves itself.
+func (f *fakeExports) BuiltinGroup(group string) bool { return group == "tenancy.kcp.io" }
+
 // seen is what the next handler got.
 type seen struct {
 	called     bool
