@@ -10,45 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/rest"
 
-	"github.com/meshplane/meshplane/core/internal/authorization"
-	"github.com/meshplane/meshplane/core/internal/authorization/maximalpermission"
 	"github.com/meshplane/meshplane/core/internal/controllers/permissionclaimlabel"
 	"github.com/meshplane/meshplane/core/internal/registry/local"
-	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
-	"github.com/meshplane/meshplane/core/internal/virtual/apiresourceschemavw"
 )
-
-// maximalPermissionPolicy bounds what consumers do with bound resources
-// by their export's policy; requests through the APIExport virtual
-// workspace are the provider's and decided there.
-func (p *parts) maximalPermissionPolicy() authorizer.Authorizer {
-	mpp := &maximalpermission.Authorizer{ExportsOf: p.consumers.ExportsOf, Export: p.exports.Export,
-		RBAC: authorization.NewBind(rbacSource(p.storage))}
-	return authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-		if _, ok := apiexportvw.From(ctx); ok {
-			return authorizer.DecisionNoOpinion, "", nil
-		}
-		return mpp.Authorize(ctx, a)
-	})
-}
-
-// boundSchemas lists the APIResourceSchemas of the exports consumer binds.
-func (p *parts) boundSchemas(ctx context.Context, consumer string) []apiresourceschemavw.Schema {
-	var out []apiresourceschemavw.Schema
-	for _, ref := range p.consumers.ExportsOf(consumer) {
-		export, err := p.exports.Export(ctx, ref.Cluster, ref.Name)
-		if err != nil {
-			continue
-		}
-		for _, r := range export.Spec.Resources {
-			out = append(out, apiresourceschemavw.Schema{Cluster: ref.Cluster, Name: r.Schema})
-		}
-	}
-	return out
-}
 
 func (p *parts) installPermissionClaimLabel() controller {
 	return permissionclaimlabel.New(p.consumers, claimedObjects{p})
