@@ -46,6 +46,9 @@ var (
 // in other clusters can name it); and, recursively, its warrants (a
 // service account warrant must name its cluster).
 func EffectiveUsers(cluster string, u user.Info) []user.Info {
+	if extra := u.GetExtra(); !isServiceAccount(u) && len(extra[ScopeExtraKey]) == 0 && len(extra[WarrantExtraKey]) == 0 {
+		return []user.Info{u} // the common case: the user as it is
+	}
 	var out []user.Info
 	wantAuthenticated, wantUnauthenticated := false, false
 	var visit func(u user.Info, depth int)
