@@ -19,6 +19,7 @@ import (
 
 	apibindingadmission "github.com/meshplane/meshplane/core/internal/admission/apibinding"
 	"github.com/meshplane/meshplane/core/internal/admission/dynamic"
+	logicalclusteradmission "github.com/meshplane/meshplane/core/internal/admission/logicalcluster"
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
 	"github.com/meshplane/meshplane/core/internal/admission/permissionclaims"
 	"github.com/meshplane/meshplane/core/internal/admission/reservedmetadata"
@@ -97,6 +98,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 		apibindingadmission.New(p.index.Resolve, authorization.NewBind(rbacSource(p.storage))),
 		reservedmetadata.New(),
 		apiexportvw.NewAdmission(p.exports),
+		logicalclusteradmission.New(),
 		permissionclaims.New(p.consumers),
 	}, append(p.dynamicAdmission(), quotaAdmission)...)...)) // quota last, as in kube-apiserver
 	return p, p.newCRDHandler()
