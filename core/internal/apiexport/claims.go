@@ -51,6 +51,9 @@ func (c Claim) Selects(objLabels map[string]string) bool {
 	return c.selector == nil || c.selector.Matches(labels.Set(objLabels))
 }
 
+// LabelSelector is the claim's label selector: nil for matchAll.
+func (c Claim) LabelSelector() labels.Selector { return c.selector }
+
 // Label is the label kcp puts on the objects the claim picks.
 func (c Claim) Label() (string, string) { return c.labelKey, c.labelValue }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"regexp"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -77,6 +78,7 @@ type resourceFilterKey struct{}
 type resourceFilter struct {
 	resource schema.GroupResource
 	keep     Filter
+	selector func(cluster string) labels.Selector
 }
 
 // WithResourceFilter narrows what a request sees and touches of one
@@ -86,6 +88,26 @@ type resourceFilter struct {
 // admission plugin looks up) are not filtered.
 func WithResourceFilter(ctx context.Context, resource schema.GroupResource, keep Filter) context.Context {
 	return context.WithValue(ctx, resourceFilterKey{}, resourceFilter{resource: resource, keep: keep})
+}
+
+// WithResourceSelector is WithResourceFilter that also gives, for lists
+// and watches in one cluster, a label selector keep agrees with (nil: none
+// for that cluster). The storage applies it as a label selector of the
+// request, so a watched object that stops matching ends with a DELETED
+// event, as with any label selector.
+func WithResourceSelector(ctx context.Context, resource schema.GroupResource, keep Filter, selector func(cluster string) labels.Selector) context.Context {
+	return context.WithValue(ctx, resourceFilterKey{}, resourceFilter{resource: resource, keep: keep, selector: selector})
+}
+
+// ResourceSelectorFrom returns the label selector of ctx for resource in
+// cluster, if any.
+func ResourceSelectorFrom(ctx context.Context, resource schema.GroupResource, cluster string) (labels.Selector, bool) {
+	f, ok := ctx.Value(resourceFilterKey{}).(resourceFilter)
+	if !ok || f.selector == nil || f.resource != resource {
+		return nil, false
+	}
+	sel := f.selector(cluster)
+	return sel, sel != nil
 }
 
 // ResourceFilterFrom returns the filter of ctx for resource, if any.

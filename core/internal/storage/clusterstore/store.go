@@ -14,6 +14,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -62,6 +63,28 @@ func (s *store) filter(ctx context.Context) (clusters.Filter, bool) {
 	return func(cluster string, obj runtime.Object) bool {
 		return keeps[0](cluster, obj) && keeps[1](cluster, obj)
 	}, true
+}
+
+// withSelector adds the request's label selector of the store's resource
+// (clusters.WithResourceSelector) to a list or watch in one cluster.
+func (s *store) withSelector(ctx context.Context, opts storage.ListOptions) storage.ListOptions {
+	cluster, ok := clusters.From(ctx)
+	if !ok || cluster == clusters.Wildcard || s.resource.Resource == "" {
+		return opts
+	}
+	sel, ok := clusters.ResourceSelectorFrom(ctx, s.resource, cluster)
+	if !ok {
+		return opts
+	}
+	reqs, selectable := sel.Requirements()
+	if !selectable || len(reqs) == 0 {
+		return opts
+	}
+	if opts.Predicate.Label == nil {
+		opts.Predicate.Label = labels.Everything()
+	}
+	opts.Predicate.Label = opts.Predicate.Label.Add(reqs...)
+	return opts
 }
 
 // hidden is the error for an object the request's filter refuses.
@@ -169,7 +192,7 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if clusters.IsWildcard(ctx) {
 		opts.Recursive = true
 	}
-	w, err := s.Interface.Watch(ctx, k, opts)
+	w, err := s.Interface.Watch(ctx, k, s.withSelector(ctx, opts))
 	if keep, ok := s.filter(ctx); ok && err == nil {
 		return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
 			if e.Type == watch.Bookmark || e.Type == watch.Error {
@@ -207,7 +230,7 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	if clusters.IsWildcard(ctx) {
 		opts.Recursive = true
 	}
-	if err := s.Interface.GetList(ctx, k, opts, listObj); err != nil {
+	if err := s.Interface.GetList(ctx, k, s.withSelector(ctx, opts), listObj); err != nil {
 		return err
 	}
 	if keep, ok := s.filter(ctx); ok {

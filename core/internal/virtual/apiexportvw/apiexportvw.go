@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -138,8 +139,15 @@ func WithVirtualWorkspace(handler http.Handler, exports Exports) http.Handler {
 			!exportsResource(ctx, exports, t, group, resource) {
 			// In one consumer, a claimed resource shows only the objects the
 			// claim's selector picks (the authorizer refuses the rest).
-			ctx = clusters.WithResourceFilter(ctx, schema.GroupResource{Group: group, Resource: resource}, func(cluster string, obj runtime.Object) bool {
+			ctx = clusters.WithResourceSelector(ctx, schema.GroupResource{Group: group, Resource: resource}, func(cluster string, obj runtime.Object) bool {
 				return selects(exports, t, cluster, group, resource, obj)
+			}, func(cluster string) labels.Selector {
+				// Lists and watches select with the claim's labels, so an
+				// object leaving the selector is DELETED from a watch.
+				if claim, ok := exports.Claim(cluster, t.Cluster, t.Name, group, resource); ok {
+					return claim.LabelSelector()
+				}
+				return nil
 			})
 		}
 		u := *r.URL

@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"context"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -10,7 +11,10 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	"github.com/kcp-dev/sdk/apis/apis/v1alpha2/permissionclaims"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
@@ -156,6 +160,36 @@ func TestPermissionClaimSelector(t *testing.T) {
 	// A claimed LogicalCluster is readable.
 	r = c.vw(t, "GET", "/clusters/"+consumer.Cluster+"/apis/core.kcp.io/v1alpha1/logicalclusters/cluster", nil)
 	framework.RequireCode(t, r, "get the consumer's LogicalCluster through the virtual workspace", 200)
+
+	// A watch through the virtual workspace: an object that stops matching
+	// the selector is DELETED from it.
+	cfg := framework.VirtualWorkspaceConfig(s.RESTConfig(t, ""), c.url, consumer.Cluster)
+	cfg.BearerToken, cfg.BearerTokenFile = c.token, ""
+	cms := framework.DynamicFor(t, cfg).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
+	list, err := cms.List(framework.CallContext(t), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("listing configmaps through the virtual workspace: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+	if err != nil {
+		t.Fatalf("watching configmaps through the virtual workspace: %v", err)
+	}
+	defer w.Stop()
+	ck.Run(t, "label", "configmap", "from-provider", "app=elsewhere", "--overwrite")
+	for deleted := false; !deleted; {
+		select {
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("the watch through the virtual workspace ended without a DELETED event for from-provider")
+			}
+			m, _ := meta.Accessor(e.Object)
+			deleted = e.Type == watch.Deleted && m != nil && m.GetName() == "from-provider"
+		case <-ctx.Done():
+			t.Fatalf("no DELETED event for from-provider after it stopped matching the claim's selector")
+		}
+	}
 
 	// Rejecting the claim takes the labels off and the access away.
 	ck.Run(t, "patch", "apibinding", "sprockets", "--type=json", "-p", `[{"op":"replace","path":"/spec/permissionClaims/0/state","value":"Rejected"}]`)
