@@ -88,7 +88,14 @@ func OperatorCredential(ctx context.Context, adminKubeconfigPath, out string, tt
 	if err := credentials.Grant(ctx, pc, export, operatorSlice, subject); err != nil {
 		return nil, err
 	}
-	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: operatorNamespace, Name: operatorSA}
+	// In other workspaces the ServiceAccount is named by its global name
+	// (a ServiceAccount subject there would name one of that workspace).
+	cluster := export.Annotations["kcp.io/cluster"]
+	if cluster == "" {
+		return nil, fmt.Errorf("APIExport %s has no kcp.io/cluster annotation", export.Name)
+	}
+	sa := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName,
+		Name: "system:kcp:serviceaccount:" + cluster + ":" + operatorNamespace + ":" + operatorSA}
 	useTypes := rbacv1.PolicyRule{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, Verbs: []string{"use"}}
 	rootTypes := useTypes
 	rootTypes.ResourceNames = []string{"org", "account"}

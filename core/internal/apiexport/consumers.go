@@ -1,52 +1,140 @@
 package apiexport
 
-import "sync"
+import (
+	"sync"
 
-// Consumers remembers which clusters bind which export, as the binding
-// controller learns it.
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Consumers remembers which clusters bind which export, and the
+// permission claims they accepted, as the binding controller learns it.
 type Consumers struct {
 	mu sync.RWMutex
 	// export -> consumer cluster -> binding name
 	byExport map[exportKey]map[string]string
-	// consumer cluster -> binding name -> accepted claims (<group>/<resource>)
-	claims   map[string]map[string]map[string]bool
-	onChange []func(exportCluster, exportName string)
+	// consumer cluster -> binding name -> export
+	byConsumer map[string]map[string]exportKey
+	// consumer cluster -> binding name -> applied claims
+	claims         map[string]map[string][]Claim
+	onChange       []func(exportCluster, exportName string)
+	onClaimsChange []func(consumer string, resources []schema.GroupResource)
 }
 
 // NewConsumers returns an empty set.
 func NewConsumers() *Consumers {
-	return &Consumers{byExport: map[exportKey]map[string]string{}, claims: map[string]map[string]map[string]bool{}}
+	return &Consumers{byExport: map[exportKey]map[string]string{}, byConsumer: map[string]map[string]exportKey{},
+		claims: map[string]map[string][]Claim{}}
 }
 
-// SetClaims records the permission claims (<group>/<resource>) a binding
-// accepted.
-func (c *Consumers) SetClaims(consumer, binding string, accepted []string) {
+// SetClaims records the permission claims a binding of the export applies
+// (the accepted claims the export makes). Listeners of OnClaimsChange hear
+// of the resources whose claims changed.
+func (c *Consumers) SetClaims(consumer, binding, exportCluster, exportName string, applied []apisv1alpha2.ScopedPermissionClaim) {
+	claims := make([]Claim, 0, len(applied))
+	for _, a := range applied {
+		claims = append(claims, newClaim(exportCluster, exportName, a))
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(accepted) == 0 {
+	old := c.claims[consumer][binding]
+	if len(claims) == 0 {
 		delete(c.claims[consumer], binding)
-		return
+		if len(c.claims[consumer]) == 0 {
+			delete(c.claims, consumer)
+		}
+	} else {
+		if c.claims[consumer] == nil {
+			c.claims[consumer] = map[string][]Claim{}
+		}
+		c.claims[consumer][binding] = claims
 	}
-	if c.claims[consumer] == nil {
-		c.claims[consumer] = map[string]map[string]bool{}
+	listeners := c.onClaimsChange
+	c.mu.Unlock()
+	if changed := changedResources(old, claims); len(changed) > 0 {
+		for _, f := range listeners {
+			f(consumer, changed)
+		}
 	}
-	m := map[string]bool{}
-	for _, a := range accepted {
-		m[a] = true
-	}
-	c.claims[consumer][binding] = m
 }
 
 // Accepted reports whether consumer binds the export and, for a claimed
 // resource (exported false), accepted the claim on group/resource.
 func (c *Consumers) Accepted(consumer, exportCluster, exportName, group, resource string, exported bool) bool {
+	if exported {
+		_, ok := c.Binds(consumer, exportCluster, exportName)
+		return ok
+	}
+	_, ok := c.Claim(consumer, exportCluster, exportName, group, resource)
+	return ok
+}
+
+// Claim returns the claim on group/resource that consumer's binding of
+// the export applies, if any.
+func (c *Consumers) Claim(consumer, exportCluster, exportName, group, resource string) (Claim, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	binding, ok := c.byExport[key(exportCluster, exportName)][consumer]
 	if !ok {
-		return false
+		return Claim{}, false
 	}
-	return exported || c.claims[consumer][binding][group+"/"+resource]
+	for _, cl := range c.claims[consumer][binding] {
+		if cl.Group == group && cl.Resource == resource {
+			return cl, true
+		}
+	}
+	return Claim{}, false
+}
+
+// ClaimsOn returns the claims consumer's bindings apply to group/resource.
+func (c *Consumers) ClaimsOn(consumer string, gr schema.GroupResource) []Claim {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []Claim
+	for _, claims := range c.claims[consumer] {
+		for _, cl := range claims {
+			if cl.Group == gr.Group && cl.Resource == gr.Resource {
+				out = append(out, cl)
+			}
+		}
+	}
+	return out
+}
+
+// OnClaimsChange registers f to hear of the resources of a consumer whose
+// applied claims changed.
+func (c *Consumers) OnClaimsChange(f func(consumer string, resources []schema.GroupResource)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onClaimsChange = append(c.onClaimsChange, f)
+}
+
+// changedResources returns the resources whose claims differ between old
+// and new.
+func changedResources(old, new []Claim) []schema.GroupResource {
+	set := map[schema.GroupResource]bool{}
+	index := func(claims []Claim) map[schema.GroupResource]string {
+		m := map[schema.GroupResource]string{}
+		for _, cl := range claims {
+			m[cl.GroupResource()] += cl.id()
+		}
+		return m
+	}
+	o, n := index(old), index(new)
+	for gr, v := range o {
+		if n[gr] != v {
+			set[gr] = true
+		}
+	}
+	for gr, v := range n {
+		if o[gr] != v {
+			set[gr] = true
+		}
+	}
+	out := make([]schema.GroupResource, 0, len(set))
+	for gr := range set {
+		out = append(out, gr)
+	}
+	return out
 }
 
 // exportKey names an export: its cluster and name.
@@ -65,8 +153,16 @@ func (c *Consumers) Set(consumer, binding, exportCluster, exportName string) {
 			changed[k] = true
 		}
 	}
+	delete(c.byConsumer[consumer], binding)
+	if len(c.byConsumer[consumer]) == 0 {
+		delete(c.byConsumer, consumer)
+	}
 	if exportCluster != "" {
 		k := key(exportCluster, exportName)
+		if c.byConsumer[consumer] == nil {
+			c.byConsumer[consumer] = map[string]exportKey{}
+		}
+		c.byConsumer[consumer][binding] = k
 		if c.byExport[k] == nil {
 			c.byExport[k] = map[string]string{}
 		}
@@ -91,6 +187,22 @@ func (c *Consumers) Of(exportCluster, exportName string) map[string]string {
 	out := map[string]string{}
 	for k, v := range c.byExport[key(exportCluster, exportName)] {
 		out[k] = v
+	}
+	return out
+}
+
+// ExportRef names an export a consumer binds, and the binding.
+type ExportRef struct {
+	Cluster, Name, Binding string
+}
+
+// ExportsOf returns the exports consumer binds.
+func (c *Consumers) ExportsOf(consumer string) []ExportRef {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]ExportRef, 0, len(c.byConsumer[consumer]))
+	for binding, k := range c.byConsumer[consumer] {
+		out = append(out, ExportRef{Cluster: k.cluster, Name: k.name, Binding: binding})
 	}
 	return out
 }

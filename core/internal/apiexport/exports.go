@@ -18,6 +18,8 @@ type Exports struct {
 	Bindings  client.Reader[*apisv1alpha2.APIBinding]
 	Schemas   client.Reader[*apisv1alpha1.APIResourceSchema]
 	Consumers *Consumers
+	// Builtin are the groups the built-in registries serve.
+	Builtin map[string]bool
 }
 
 // Export returns an export, from the cache when it already has its
@@ -65,4 +67,10 @@ func (e *Exports) Binding(ctx context.Context, consumer, exportCluster, exportNa
 // resource, accepted the claim.
 func (e *Exports) Accepted(consumer, exportCluster, exportName, group, resource string, exported bool) bool {
 	return e.Consumers.Accepted(consumer, exportCluster, exportName, group, resource, exported)
+}
+
+// Claim returns the claim on group/resource that consumer's binding of
+// the export applies, if any.
+func (e *Exports) Claim(consumer, exportCluster, exportName, group, resource string) (Claim, bool) {
+	return e.Consumers.Claim(consumer, exportCluster, exportName, group, resource)
 }

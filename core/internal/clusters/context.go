@@ -6,7 +6,9 @@ import (
 	"context"
 	"regexp"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Wildcard is the cluster name that selects every logical cluster.
@@ -68,4 +70,51 @@ func WithFilter(ctx context.Context, keep Filter) context.Context {
 func FilterFrom(ctx context.Context) (Filter, bool) {
 	f, ok := ctx.Value(filterKey{}).(Filter)
 	return f, ok && f != nil
+}
+
+type resourceFilterKey struct{}
+
+// resourceFilter is a Filter for the objects of one resource.
+type resourceFilter struct {
+	resource schema.GroupResource
+	keep     Filter
+	selector func(cluster string) labels.Selector
+}
+
+// WithResourceFilter narrows what a request sees and touches of one
+// resource, in one cluster or across all: an object keep refuses is not
+// found when read, updated or deleted, and left out of lists and watches.
+// Objects of other resources the request reads (such as the namespace an
+// admission plugin looks up) are not filtered.
+func WithResourceFilter(ctx context.Context, resource schema.GroupResource, keep Filter) context.Context {
+	return context.WithValue(ctx, resourceFilterKey{}, resourceFilter{resource: resource, keep: keep})
+}
+
+// WithResourceSelector is WithResourceFilter that also gives, for lists
+// and watches in one cluster, a label selector keep agrees with (nil: none
+// for that cluster). The storage applies it as a label selector of the
+// request, so a watched object that stops matching ends with a DELETED
+// event, as with any label selector.
+func WithResourceSelector(ctx context.Context, resource schema.GroupResource, keep Filter, selector func(cluster string) labels.Selector) context.Context {
+	return context.WithValue(ctx, resourceFilterKey{}, resourceFilter{resource: resource, keep: keep, selector: selector})
+}
+
+// ResourceSelectorFrom returns the label selector of ctx for resource in
+// cluster, if any.
+func ResourceSelectorFrom(ctx context.Context, resource schema.GroupResource, cluster string) (labels.Selector, bool) {
+	f, ok := ctx.Value(resourceFilterKey{}).(resourceFilter)
+	if !ok || f.selector == nil || f.resource != resource {
+		return nil, false
+	}
+	sel := f.selector(cluster)
+	return sel, sel != nil
+}
+
+// ResourceFilterFrom returns the filter of ctx for resource, if any.
+func ResourceFilterFrom(ctx context.Context, resource schema.GroupResource) (Filter, bool) {
+	f, ok := ctx.Value(resourceFilterKey{}).(resourceFilter)
+	if !ok || f.keep == nil || f.resource != resource {
+		return nil, false
+	}
+	return f.keep, true
 }

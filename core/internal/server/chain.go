@@ -11,10 +11,12 @@ import (
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/discovery"
+	"github.com/meshplane/meshplane/core/internal/impersonation"
 	"github.com/meshplane/meshplane/core/internal/openapi/clusterspec"
 	"github.com/meshplane/meshplane/core/internal/serviceaccount"
 	"github.com/meshplane/meshplane/core/internal/tenancy/home"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
+	"github.com/meshplane/meshplane/core/internal/virtual/apiresourceschemavw"
 	"github.com/meshplane/meshplane/core/internal/virtual/lifecycle"
 )
 
@@ -30,14 +32,16 @@ import (
 func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 	crds := p.crdHandler.WithNext(apiHandler)
 	openapi := &clusterspec.Handler{CRDs: p.crdIndex, Static: apiHandler, Next: crds}
-	api := &discovery.Handler{CRDs: p.discoveredCRDs, Static: apiHandler, Next: openapi}
+	api := &discovery.Handler{CRDs: p.discoveredCRDs, Static: apiHandler, Next: apiexportvw.WithOpenAPI(openapi, p.exports, apiHandler)}
 	homes := &home.Handler{Clients: p.reg.tenancyClients(), Bindings: p.reg.clusterRoleBindings, Index: p.index, Types: p.types,
-		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: api}
+		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(apiresourceschemavw.WithDiscovery(api), p.exports)}
 	chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(homes), c)
+	chain = impersonation.WithScope(chain)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
 	chain = p.withMounts(chain, c)
 	chain = serviceaccount.WithClusterFromToken(chain, clusters.Prefix, clusters.IsValidName)
-	return apiexportvw.WithVirtualWorkspace(lifecycle.WithVirtualWorkspaces(chain), p.exports)
+	chain = apiexportvw.WithVirtualWorkspace(lifecycle.WithVirtualWorkspaces(chain), p.exports)
+	return apiresourceschemavw.WithVirtualWorkspace(chain, p.index.Resolve, p.boundSchemas)
 }
 
 // discoveredCRDs is what discovery shows: in the APIExport virtual

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/meshplane/meshplane/core/internal/apiexport"
 	apibindingcontroller "github.com/meshplane/meshplane/core/internal/controllers/apibinding"
 	apiexportcontroller "github.com/meshplane/meshplane/core/internal/controllers/apiexport"
 	"github.com/meshplane/meshplane/core/internal/controllers/defaultapibindings"
@@ -59,7 +60,7 @@ func (i informers) start(ctx context.Context) {
 // root workspace, then root's bootstrap, then the workspace tree's.
 func (p *parts) startControllers(ctx context.Context) error {
 	inf := p.informers
-	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installAPIBinding(inf),
+	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installPermissionClaimLabel(), p.installAPIBinding(inf),
 		p.installDefaultAPIBindings(), p.installServiceAccounts(inf), p.installClusterRoleAggregation(inf),
 		p.installResourceQuota(inf), p.installGarbageCollector()}
 	afterRoot := []controller{p.installWorkspace(inf), p.installLogicalCluster(), p.installUniversal(), p.installWorkspaceType(inf),
@@ -102,6 +103,9 @@ func (p *parts) bootstrapRoot(ctx context.Context) error {
 	if err := tenancy.EnsureShard(ctx, p.reg.shards, p.externalURL); err != nil {
 		return err
 	}
+	if err := apiexport.EnsureRootExports(ctx, p.reg.exports); err != nil {
+		return err
+	}
 	if !cache.WaitForCacheSync(ctx.Done(), p.index.HasSynced) {
 		return fmt.Errorf("logical cluster index did not sync")
 	}
@@ -137,7 +141,7 @@ func (p *parts) installAPIExport(inf informers) controller {
 }
 
 func (p *parts) installAPIBinding(inf informers) controller {
-	return apibindingcontroller.New(p.reg.bindings, p.reg.exports, p.reg.schemas, p.index, p.crdIndex, p.consumers, p.crdHandler.DeleteAll,
+	return apibindingcontroller.New(p.reg.bindings, p.reg.exports, p.reg.schemas, p.index, p.crdIndex, p.consumers, p.crdHandler.DeleteAll, p.boundRemaining,
 		inf.of(p.reg.bindings.Storage, &apisv1alpha2.APIBinding{}), inf.of(p.reg.exports.Storage, &apisv1alpha2.APIExport{}))
 }
 

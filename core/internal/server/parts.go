@@ -19,18 +19,22 @@ import (
 
 	apibindingadmission "github.com/meshplane/meshplane/core/internal/admission/apibinding"
 	"github.com/meshplane/meshplane/core/internal/admission/dynamic"
+	logicalclusteradmission "github.com/meshplane/meshplane/core/internal/admission/logicalcluster"
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
+	"github.com/meshplane/meshplane/core/internal/admission/permissionclaims"
 	"github.com/meshplane/meshplane/core/internal/admission/reservedmetadata"
 	workspaceadmission "github.com/meshplane/meshplane/core/internal/admission/workspace"
 	"github.com/meshplane/meshplane/core/internal/apiexport"
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/authorization"
 	"github.com/meshplane/meshplane/core/internal/crd"
+	"github.com/meshplane/meshplane/core/internal/impersonation"
 	"github.com/meshplane/meshplane/core/internal/registry/builtin"
 	"github.com/meshplane/meshplane/core/internal/storage/clusterstore"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 	"github.com/meshplane/meshplane/core/internal/tenancy/home"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
+	"github.com/meshplane/meshplane/core/internal/virtual/apiresourceschemavw"
 	"github.com/meshplane/meshplane/core/internal/virtual/lifecycle"
 )
 
@@ -76,7 +80,8 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	}
 	p.index = tenancy.NewIndex(p.reg.logicalClusters.Storage)
 	p.types = &tenancy.Types{Index: p.index, Store: p.reg.workspaceTypes}
-	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers}
+	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers,
+		Builtin: builtinGroups()}
 	p.newAuthorizer()
 	if err := p.newMounts(); err != nil {
 		return nil, err
@@ -101,6 +106,9 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(p.index.Resolve, authorization.NewBind(rbacSource(p.storage))),
 		reservedmetadata.New(),
+		apiexportvw.NewAdmission(p.exports),
+		logicalclusteradmission.New(),
+		permissionclaims.New(p.consumers),
 	}, append(append(p.mountAdmission(), p.dynamicAdmission()...), quotaAdmission)...)...)) // quota last, as in kube-apiserver
 	return p, p.newCRDHandler()
 }
@@ -142,8 +150,13 @@ func (p *parts) newAuthorizer() {
 		func(full, _ authorizer.Authorizer) authorizer.Authorizer {
 			return &apiexportvw.Authorizer{Exports: p.exports, RBAC: full}
 		},
+		authorization.Fixed(p.maximalPermissionPolicy()),
+		authorization.Fixed(impersonation.Authorizer),
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
 			return lifecycle.Authorizer{RBAC: plain, Clusters: p.index}
+		},
+		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
+			return apiresourceschemavw.Authorizer{RBAC: plain}
 		})
 }
 

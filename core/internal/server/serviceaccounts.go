@@ -23,6 +23,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
 	"github.com/meshplane/meshplane/core/internal/serviceaccount"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
+	"github.com/meshplane/meshplane/core/internal/virtual/apiresourceschemavw"
 	"github.com/meshplane/meshplane/core/internal/virtual/lifecycle"
 )
 
@@ -94,6 +95,9 @@ func (p *parts) newServiceAccounts() error {
 func (p *parts) tokenClusterAllowed(ctx context.Context, cluster string) bool {
 	if c, ok := clusters.From(ctx); ok && c == cluster {
 		return true
+	}
+	if _, ok := apiresourceschemavw.From(ctx); ok {
+		return true // RBAC in the consumer sees other clusters' service accounts by their global name
 	}
 	if t, ok := apiexportvw.From(ctx); ok {
 		c, ok := p.index.Resolve(t.Cluster)

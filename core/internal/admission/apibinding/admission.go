@@ -1,15 +1,18 @@
-// Package apibinding admits APIBindings only for users allowed to bind the
-// referenced APIExport: verb "bind" on apiexports/<name> in the export's
-// workspace, as kcp requires (and, as in kcp, nothing more there: the
-// authorizer it is given does not ask for access to that workspace).
+// Package apibinding admits APIBindings and APIExportEndpointSlices only
+// for users allowed to bind the referenced APIExport: verb "bind" on
+// apiexports/<name> in the export's workspace, as kcp requires (and, as in
+// kcp, nothing more there: the authorizer it is given does not ask for
+// access to that workspace).
 package apibinding
 
 import (
 	"context"
 	"fmt"
 
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
@@ -35,6 +38,9 @@ func New(resolve Resolver, authz authorizer.Authorizer) *Plugin {
 
 // Validate implements admission.ValidationInterface.
 func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	if a.GetResource().GroupResource() == apisv1alpha1.Resource("apiexportendpointslices") && a.GetSubresource() == "" {
+		return p.validateSlice(ctx, a)
+	}
 	if a.GetResource().GroupResource() != apisv1alpha2.Resource("apibindings") || a.GetSubresource() != "" {
 		return nil
 	}
@@ -54,6 +60,37 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, o admissi
 	if d, _, _ := p.Authorizer.Authorize(clusters.WithCluster(ctx, exportCluster), attrs); d != authorizer.DecisionAllow {
 		return apierrors.NewForbidden(apisv1alpha2.Resource("apibindings"), b.Name,
 			fmt.Errorf("user %q may not bind APIExport %s (needs verb bind on apiexports/%s there)", a.GetUserInfo().GetName(), refString(ref), ref.Name))
+	}
+	return nil
+}
+
+// validateSlice admits an APIExportEndpointSlice whose creator may bind
+// its export, with kcp's one message for a missing export and a missing
+// permission (it does not tell whether a workspace exists).
+func (p *Plugin) validateSlice(ctx context.Context, a admission.Attributes) error {
+	s, ok := a.GetObject().(*apisv1alpha1.APIExportEndpointSlice)
+	if !ok {
+		return nil
+	}
+	ref := s.Spec.APIExport
+	if ref.Name == "" {
+		return admission.NewForbidden(a, field.Required(field.NewPath("spec", "export", "name"), ""))
+	}
+	display := ref.Name
+	if ref.Path != "" {
+		display = ref.Path + ":" + ref.Name
+	}
+	forbidden := admission.NewForbidden(a, fmt.Errorf("unable to create APIExportEndpointSlice: no permission to bind to export %s", display))
+	exportCluster, _ := clusters.From(ctx)
+	if ref.Path != "" {
+		if exportCluster, ok = p.Resolve(ref.Path); !ok {
+			return forbidden
+		}
+	}
+	attrs := authorizer.AttributesRecord{User: a.GetUserInfo(), Verb: "bind", APIGroup: apisv1alpha2.SchemeGroupVersion.Group,
+		APIVersion: apisv1alpha2.SchemeGroupVersion.Version, Resource: "apiexports", Name: ref.Name, ResourceRequest: true}
+	if d, _, _ := p.Authorizer.Authorize(clusters.WithCluster(ctx, exportCluster), attrs); d != authorizer.DecisionAllow {
+		return forbidden
 	}
 	return nil
 }

@@ -197,7 +197,7 @@ type roleKey struct {
 func (a *Authorizer) visit(ctx context.Context, cluster string, u user.Info, namespace string, fn func(grant) bool) []error {
 	var errs []error
 	seen := map[roleKey]struct{}{}
-	m := newSubjectMatcher(u)
+	m := newSubjectMatcher(EffectiveUsers(cluster, u)...)
 
 	crbs, err := a.source.ListClusterRoleBindings(ctx, cluster)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -331,16 +331,22 @@ func inCluster(annotations map[string]string, cluster string) bool {
 // serviceAccountPrefix starts the user name of every service account.
 const serviceAccountPrefix = "system:serviceaccount:"
 
-// subjectMatcher matches binding subjects against one user.
+// subjectMatcher matches binding subjects against the users RBAC sees in
+// one (see EffectiveUsers).
 type subjectMatcher struct {
-	name   string
+	names  map[string]struct{}
 	groups map[string]struct{}
 }
 
-func newSubjectMatcher(u user.Info) *subjectMatcher {
-	m := &subjectMatcher{name: u.GetName(), groups: map[string]struct{}{}}
-	for _, g := range u.GetGroups() {
-		m.groups[g] = struct{}{}
+func newSubjectMatcher(users ...user.Info) *subjectMatcher {
+	m := &subjectMatcher{names: map[string]struct{}{}, groups: map[string]struct{}{}}
+	for _, u := range users {
+		if u.GetName() != "" {
+			m.names[u.GetName()] = struct{}{}
+		}
+		for _, g := range u.GetGroups() {
+			m.groups[g] = struct{}{}
+		}
 	}
 	return m
 }
@@ -353,7 +359,7 @@ func (m *subjectMatcher) match(subjects []rbacv1.Subject, defaultNamespace strin
 	for i, s := range subjects {
 		switch s.Kind {
 		case rbacv1.UserKind:
-			if s.Name == m.name && m.name != "" {
+			if _, ok := m.names[s.Name]; ok {
 				return i
 			}
 		case rbacv1.GroupKind:
@@ -365,7 +371,7 @@ func (m *subjectMatcher) match(subjects []rbacv1.Subject, defaultNamespace strin
 			if ns == "" {
 				ns = defaultNamespace
 			}
-			if ns != "" && s.Name != "" && m.name == serviceAccountPrefix+ns+":"+s.Name {
+			if _, ok := m.names[serviceAccountPrefix+ns+":"+s.Name]; ok && ns != "" && s.Name != "" {
 				return i
 			}
 		}

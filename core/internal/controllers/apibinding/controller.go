@@ -2,8 +2,9 @@
 //
 // Reconcile steps (one file each):
 //  1. reconcile_deletion.go: for a binding being deleted, delete the
-//     objects of its resources, stop serving them and release the
-//     binding's finalizer;
+//     objects of its resources, wait until they are gone (condition
+//     BindingResourceDeleteSuccess says what remains), stop serving them
+//     and release the binding's finalizer;
 //  2. reconcile_binding.go: resolve the export (spec.reference.export,
 //     path relative to nothing: empty means the binding's own workspace);
 //     wait for its identity; turn each exported APIResourceSchema into the
@@ -48,11 +49,13 @@ type Controller struct {
 }
 
 // New returns the controller. deleteAll deletes every object of a bound
-// resource in a cluster. The informers follow bindings and exports in
-// every cluster; the caller runs them.
+// resource in a cluster, remaining tells what is left of them. The
+// informers follow bindings and exports in every cluster; the caller runs
+// them.
 func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader[*apisv1alpha2.APIExport],
 	schemas client.Reader[*apisv1alpha1.APIResourceSchema], index *tenancy.Index, crds *crd.Index, consumers *apiexport.Consumers,
 	deleteAll func(ctx context.Context, cluster string, def *apiextensionsv1.CustomResourceDefinition) error,
+	remaining func(ctx context.Context, cluster string, def *apiextensionsv1.CustomResourceDefinition) (Remaining, error),
 	bindingInformer, exportInformer cache.SharedIndexInformer) *Controller {
 	return &Controller{
 		bindings: bindings, crds: crds, consumers: consumers,
@@ -60,9 +63,14 @@ func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader
 		deletion: &deletionReconciler{
 			bound:     crds.Bound,
 			deleteAll: deleteAll,
+			remaining: remaining,
 			forget:    func(cluster, binding string) { forget(crds, consumers, cluster, binding) },
 			update: func(ctx context.Context, cluster string, b *apisv1alpha2.APIBinding) error {
 				_, err := bindings.Update(ctx, cluster, "", b.Name, b)
+				return err
+			},
+			updateStatus: func(ctx context.Context, cluster string, b *apisv1alpha2.APIBinding) error {
+				_, err := bindings.UpdateStatus(ctx, cluster, "", b.Name, b)
 				return err
 			},
 		},
@@ -84,6 +92,7 @@ func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader
 // consumers of its export.
 func forget(crds *crd.Index, consumers *apiexport.Consumers, cluster, binding string) {
 	crds.RemoveBound(cluster, binding)
+	consumers.SetClaims(cluster, binding, "", "", nil)
 	consumers.Set(cluster, binding, "", "")
 }
 
@@ -123,7 +132,14 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 		return 0, err
 	}
 	if b.DeletionTimestamp != nil {
-		return 0, c.deletion.reconcile(ctx, cluster, b)
+		if len(c.crds.Bound(cluster, name)) == 0 && len(b.Status.BoundResources) > 0 {
+			// After a restart: serve the resources again, so that their
+			// objects can be deleted and waited for.
+			if _, crds := c.binding.reconcile(ctx, cluster, b.DeepCopy()); crds != nil {
+				c.crds.SetBound(cluster, name, crds)
+			}
+		}
+		return c.deletion.reconcile(ctx, cluster, b)
 	}
 	want := b.DeepCopy()
 	if want.Status.Phase == "" {
@@ -132,11 +148,7 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 	requeue, crds := c.binding.reconcile(ctx, cluster, want)
 	if crds != nil {
 		c.crds.SetBound(cluster, name, crds)
-		var accepted []string
-		for _, claim := range want.Status.AppliedPermissionClaims {
-			accepted = append(accepted, claim.Group+"/"+claim.Resource)
-		}
-		c.consumers.SetClaims(cluster, name, accepted)
+		c.consumers.SetClaims(cluster, name, want.Status.APIExportClusterName, want.Spec.Reference.Export.Name, want.Status.AppliedPermissionClaims)
 		c.consumers.Set(cluster, name, want.Status.APIExportClusterName, want.Spec.Reference.Export.Name)
 	}
 	if !equality.Semantic.DeepEqual(b.Status, want.Status) {

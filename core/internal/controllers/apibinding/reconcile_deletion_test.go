@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -19,21 +20,28 @@ func TestDeletionReconciler(t *testing.T) {
 		name         string
 		finalizers   []string
 		deleteErr    error
+		left         Remaining
 		wantErr      bool
+		wantRequeue  bool
 		wantForget   bool
 		wantUpdateTo []string // nil: no update
+		wantReason   string   // of BindingResourceDeleteSuccess in a status write; "": none
 	}{
 		{name: "objects deleted, finalizer released", finalizers: []string{builtin.BindingFinalizer, "other"},
 			wantForget: true, wantUpdateTo: []string{"other"}},
 		{name: "no finalizer: nothing to write", finalizers: []string{"other"}, wantForget: true},
 		{name: "deleting objects fails: binding kept", finalizers: []string{builtin.BindingFinalizer},
-			deleteErr: errors.New("boom"), wantErr: true},
+			deleteErr: errors.New("boom"), wantErr: true, wantReason: resourceDeletionFailedReason},
+		{name: "objects held by finalizers: wait, keep serving", finalizers: []string{builtin.BindingFinalizer},
+			left: Remaining{Objects: 2, Finalizers: map[string]int{"example.io/hold": 2}}, wantRequeue: true, wantReason: resourceFinalizersRemainReason},
+		{name: "objects still going: wait", finalizers: []string{builtin.BindingFinalizer},
+			left: Remaining{Objects: 1}, wantRequeue: true, wantReason: resourceRemainingReason},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var deleted []string
 			forgot := false
-			var updated *apisv1alpha2.APIBinding
+			var updated, statusWritten *apisv1alpha2.APIBinding
 			r := &deletionReconciler{
 				bound: func(cluster, binding string) []*apiextensionsv1.CustomResourceDefinition {
 					return []*apiextensionsv1.CustomResourceDefinition{crd}
@@ -42,13 +50,17 @@ func TestDeletionReconciler(t *testing.T) {
 					deleted = append(deleted, def.Name)
 					return tt.deleteErr
 				},
-				forget: func(cluster, binding string) { forgot = cluster == "consumer" && binding == "widgets" },
-				update: func(_ context.Context, _ string, b *apisv1alpha2.APIBinding) error { updated = b; return nil },
+				remaining: func(context.Context, string, *apiextensionsv1.CustomResourceDefinition) (Remaining, error) {
+					return tt.left, nil
+				},
+				forget:       func(cluster, binding string) { forgot = cluster == "consumer" && binding == "widgets" },
+				update:       func(_ context.Context, _ string, b *apisv1alpha2.APIBinding) error { updated = b; return nil },
+				updateStatus: func(_ context.Context, _ string, b *apisv1alpha2.APIBinding) error { statusWritten = b; return nil },
 			}
 			b := &apisv1alpha2.APIBinding{ObjectMeta: metav1.ObjectMeta{Name: "widgets", Finalizers: tt.finalizers}}
-			err := r.reconcile(context.Background(), "consumer", b)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			requeue, err := r.reconcile(context.Background(), "consumer", b)
+			if (err != nil) != tt.wantErr || (requeue > 0) != tt.wantRequeue {
+				t.Fatalf("err = %v, requeue %v; want error %v, requeue %v", err, requeue, tt.wantErr, tt.wantRequeue)
 			}
 			if !slices.Equal(deleted, []string{"widgets.example.io"}) {
 				t.Errorf("deleted objects of %v, want widgets.example.io", deleted)
@@ -61,6 +73,12 @@ func TestDeletionReconciler(t *testing.T) {
 				t.Errorf("binding updated to finalizers %v, want no update", updated.Finalizers)
 			case tt.wantUpdateTo != nil && (updated == nil || !slices.Equal(updated.Finalizers, tt.wantUpdateTo)):
 				t.Errorf("binding updated = %v, want finalizers %v", updated, tt.wantUpdateTo)
+			}
+			switch {
+			case tt.wantReason == "" && statusWritten != nil:
+				t.Errorf("status written: %v, want none", statusWritten.Status.Conditions)
+			case tt.wantReason != "" && (statusWritten == nil || conditions.GetReason(statusWritten, apisv1alpha2.BindingResourceDeleteSuccess) != tt.wantReason):
+				t.Errorf("status written %v, want BindingResourceDeleteSuccess reason %s", statusWritten, tt.wantReason)
 			}
 			if !slices.Equal(b.Finalizers, tt.finalizers) {
 				t.Errorf("the informer's object was changed: finalizers %v", b.Finalizers)

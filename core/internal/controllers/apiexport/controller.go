@@ -143,9 +143,9 @@ func (c *Controller) reconcileExport(ctx context.Context, key runner.Key) (time.
 	if err != nil {
 		return 0, err
 	}
-	export, err = c.identity.reconcile(ctx, key.Cluster, export)
+	export, requeue, err := c.identity.reconcile(ctx, key.Cluster, export)
 	if err != nil || export == nil {
-		return 0, err // a nil export: the spec update brings it back
+		return requeue, err // a nil export: the spec update brings it back, or requeue
 	}
 	return 0, c.defaultSlice.reconcile(ctx, key.Cluster, export)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	"k8s.io/apimachinery/pkg/api/equality"
 )
@@ -25,9 +26,13 @@ func (r *endpointsReconciler) reconcile(ctx context.Context, cluster string, sli
 	exportCluster := r.exportCluster(cluster, slice.Spec.APIExport.Path)
 	var endpoints []apisv1alpha1.APIExportEndpoint
 	valid := false
+	// This shard serves no topology.kcp.io Partitions: a slice naming one
+	// names a missing one, which kcp answers with PartitionValid False
+	// and no endpoints.
+	partitionOK := slice.Spec.Partition == ""
 	if exportCluster != "" && r.exportExists(ctx, exportCluster, exportName) {
 		valid = true
-		if r.bound(exportCluster, exportName) {
+		if r.bound(exportCluster, exportName) && partitionOK {
 			endpoints = []apisv1alpha1.APIExportEndpoint{{URL: r.externalURL + "/services/apiexport/" + exportCluster + "/" + exportName}}
 		}
 	}
@@ -38,8 +43,17 @@ func (r *endpointsReconciler) reconcile(ctx context.Context, cluster string, sli
 	} else {
 		conditions.MarkFalse(want, apisv1alpha1.APIExportValid, apisv1alpha1.APIExportNotFoundReason, "Error", "APIExport %s not found", exportName)
 	}
-	if equality.Semantic.DeepEqual(want.Status.APIExportEndpoints, slice.Status.APIExportEndpoints) &&
-		conditions.IsTrue(slice, apisv1alpha1.APIExportValid) == valid {
+	if valid {
+		if partitionOK {
+			conditions.MarkTrue(want, apisv1alpha1.PartitionValid)
+			conditions.MarkTrue(want, apisv1alpha1.APIExportEndpointSliceURLsReady)
+		} else {
+			conditions.MarkFalse(want, apisv1alpha1.PartitionValid, apisv1alpha1.PartitionInvalidReferenceReason, conditionsv1alpha1.ConditionSeverityError,
+				"partitions.topology.kcp.io %q not found", slice.Spec.Partition)
+			conditions.MarkFalse(want, apisv1alpha1.APIExportEndpointSliceURLsReady, apisv1alpha1.ErrorGeneratingURLsReason, conditionsv1alpha1.ConditionSeverityError, "")
+		}
+	}
+	if equality.Semantic.DeepEqual(want.Status, slice.Status) {
 		if !valid {
 			return 5 * time.Second, nil
 		}

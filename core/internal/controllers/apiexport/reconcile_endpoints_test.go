@@ -20,6 +20,10 @@ func TestEndpointsReconciler(t *testing.T) {
 		}
 		if valid {
 			conditions.MarkTrue(s, apisv1alpha1.APIExportValid)
+			conditions.MarkTrue(s, apisv1alpha1.PartitionValid)
+			conditions.MarkTrue(s, apisv1alpha1.APIExportEndpointSliceURLsReady)
+		} else {
+			conditions.MarkFalse(s, apisv1alpha1.APIExportValid, apisv1alpha1.APIExportNotFoundReason, "Error", "APIExport widgets not found")
 		}
 		return s
 	}
@@ -82,5 +86,32 @@ func TestEndpointsReconciler(t *testing.T) {
 				t.Errorf("APIExportValid = %v, want %v", got, tt.wantValid)
 			}
 		})
+	}
+}
+
+// TestEndpointsReconcilerMissingPartition checks kcp's answer to a slice
+// naming a Partition that does not exist: no endpoints, PartitionValid
+// False with reason PartitionInvalidReference.
+func TestEndpointsReconcilerMissingPartition(t *testing.T) {
+	var written *apisv1alpha1.APIExportEndpointSlice
+	r := &endpointsReconciler{
+		exportCluster: func(_, _ string) string { return "provider" },
+		exportExists:  func(context.Context, string, string) bool { return true },
+		bound:         func(string, string) bool { return true },
+		updateStatus: func(_ context.Context, _ string, s *apisv1alpha1.APIExportEndpointSlice) error {
+			written = s
+			return nil
+		},
+		externalURL: "https://example",
+	}
+	slice := &apisv1alpha1.APIExportEndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "widgets"},
+		Spec: apisv1alpha1.APIExportEndpointSliceSpec{APIExport: apisv1alpha1.ExportBindingReference{Name: "widgets"}, Partition: "eu"}}
+	if _, err := r.reconcile(context.Background(), "provider", slice); err != nil {
+		t.Fatal(err)
+	}
+	if written == nil || len(written.Status.APIExportEndpoints) != 0 ||
+		conditions.GetReason(written, apisv1alpha1.PartitionValid) != apisv1alpha1.PartitionInvalidReferenceReason ||
+		!conditions.IsTrue(written, apisv1alpha1.APIExportValid) {
+		t.Fatalf("status written: %+v; want no endpoints, APIExportValid True, PartitionValid False (PartitionInvalidReference)", written)
 	}
 }

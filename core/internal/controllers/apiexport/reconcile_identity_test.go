@@ -7,6 +7,7 @@ import (
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshplane/meshplane/core/internal/apiexport"
@@ -54,7 +55,7 @@ func TestIdentityReconciler(t *testing.T) {
 				update:       func(_ context.Context, _ string, e *apisv1alpha2.APIExport) error { updated = e; return nil },
 				updateStatus: func(_ context.Context, _ string, e *apisv1alpha2.APIExport) error { status = e; return nil },
 			}
-			got, err := r.reconcile(context.Background(), "c1", tt.export)
+			got, _, err := r.reconcile(context.Background(), "c1", tt.export)
 			if err != nil {
 				t.Fatalf("reconcile: %v", err)
 			}
@@ -73,5 +74,34 @@ func TestIdentityReconciler(t *testing.T) {
 				t.Errorf("status written = %v, want hash %s: %v", status, wantHash, tt.wantStatus)
 			}
 		})
+	}
+}
+
+// TestIdentityReconcilerMissingSecret checks kcp's answer to an identity
+// secret that does not exist: IdentityValid False with reason
+// IdentityVerificationFailed, no hash, and a recheck.
+func TestIdentityReconcilerMissingSecret(t *testing.T) {
+	var status *apisv1alpha2.APIExport
+	r := &identityReconciler{
+		getSecret: func(context.Context, string, string, string) (*corev1.Secret, error) {
+			return nil, apierrors.NewNotFound(corev1.Resource("secrets"), "widgets")
+		},
+		updateStatus: func(_ context.Context, _ string, e *apisv1alpha2.APIExport) error { status = e; return nil },
+	}
+	export := &apisv1alpha2.APIExport{ObjectMeta: metav1.ObjectMeta{Name: "widgets"},
+		Spec: apisv1alpha2.APIExportSpec{Identity: &apisv1alpha2.Identity{SecretRef: &corev1.SecretReference{Namespace: "default", Name: "widgets"}}}}
+	got, requeue, err := r.reconcile(context.Background(), "c1", export)
+	if err != nil || got != nil || requeue == 0 {
+		t.Fatalf("reconcile: export %v, requeue %v, err %v; want no export, a recheck, no error", got, requeue, err)
+	}
+	if status == nil || conditions.GetReason(status, apisv1alpha2.APIExportIdentityValid) != apisv1alpha2.IdentityVerificationFailedReason ||
+		!conditions.IsFalse(status, apisv1alpha2.APIExportIdentityValid) || status.Status.IdentityHash != "" {
+		t.Fatalf("status written: %v, want IdentityValid False, reason IdentityVerificationFailed", status)
+	}
+	// Unchanged: not written again.
+	written := status
+	status = nil
+	if _, _, err := r.reconcile(context.Background(), "c1", written); err != nil || status != nil {
+		t.Fatalf("reconcile of the unchanged failure: err %v, status written again %v", err, status != nil)
 	}
 }

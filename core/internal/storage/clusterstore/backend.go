@@ -87,7 +87,7 @@ func (b *Backend) Decorator(
 	if err != nil {
 		return nil, nil, err
 	}
-	return New(inner, resourcePrefix), func() {}, nil
+	return NewForResource(inner, resourcePrefix, config.GroupResource), func() {}, nil
 }
 
 var _ generic.StorageDecorator = (&Backend{}).Decorator

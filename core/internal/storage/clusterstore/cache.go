@@ -55,7 +55,7 @@ func (b *Backend) CachedDecorator(
 	}
 	delegator := cacherstorage.NewCacheDelegator(cacher, raw)
 	var once sync.Once
-	return New(delegator, resourcePrefix), func() {
+	return NewForResource(delegator, resourcePrefix, config.GroupResource), func() {
 		once.Do(func() {
 			delegator.Stop()
 			cacher.Stop()

@@ -14,7 +14,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/storage"
 
@@ -24,13 +26,70 @@ import (
 // New wraps inner so that every key is placed under the cluster of the
 // request's context.
 func New(inner storage.Interface, resourcePrefix string) storage.Interface {
+	return NewForResource(inner, resourcePrefix, schema.GroupResource{})
+}
+
+// NewForResource is New for the storage of resource, which also applies
+// the request's filter of that resource (clusters.WithResourceFilter).
+func NewForResource(inner storage.Interface, resourcePrefix string, resource schema.GroupResource) storage.Interface {
 	prefix := "/" + trimSlashes(resourcePrefix)
-	return &store{Interface: inner, prefix: prefix}
+	return &store{Interface: inner, prefix: prefix, resource: resource}
 }
 
 type store struct {
 	storage.Interface
-	prefix string
+	prefix   string
+	resource schema.GroupResource
+}
+
+// filter returns the request's filter of the store's resource: on the
+// wildcard also the filter of every resource (clusters.WithFilter).
+func (s *store) filter(ctx context.Context) (clusters.Filter, bool) {
+	var keeps []clusters.Filter
+	if keep, ok := clusters.FilterFrom(ctx); ok && clusters.IsWildcard(ctx) {
+		keeps = append(keeps, keep)
+	}
+	if s.resource.Resource != "" {
+		if keep, ok := clusters.ResourceFilterFrom(ctx, s.resource); ok {
+			keeps = append(keeps, keep)
+		}
+	}
+	switch len(keeps) {
+	case 0:
+		return nil, false
+	case 1:
+		return keeps[0], true
+	}
+	return func(cluster string, obj runtime.Object) bool {
+		return keeps[0](cluster, obj) && keeps[1](cluster, obj)
+	}, true
+}
+
+// withSelector adds the request's label selector of the store's resource
+// (clusters.WithResourceSelector) to a list or watch in one cluster.
+func (s *store) withSelector(ctx context.Context, opts storage.ListOptions) storage.ListOptions {
+	cluster, ok := clusters.From(ctx)
+	if !ok || cluster == clusters.Wildcard || s.resource.Resource == "" {
+		return opts
+	}
+	sel, ok := clusters.ResourceSelectorFrom(ctx, s.resource, cluster)
+	if !ok {
+		return opts
+	}
+	reqs, selectable := sel.Requirements()
+	if !selectable || len(reqs) == 0 {
+		return opts
+	}
+	if opts.Predicate.Label == nil {
+		opts.Predicate.Label = labels.Everything()
+	}
+	opts.Predicate.Label = opts.Predicate.Label.Add(reqs...)
+	return opts
+}
+
+// hidden is the error for an object the request's filter refuses.
+func (s *store) hidden(key string) error {
+	return apierrors.NewNotFound(s.resource, key[strings.LastIndex(key, "/")+1:])
 }
 
 // key maps a registry key to its place inside the request's cluster.
@@ -110,6 +169,15 @@ func (s *store) Delete(ctx context.Context, key string, out runtime.Object, prec
 	if err != nil {
 		return err
 	}
+	if keep, ok := s.filter(ctx); ok {
+		validate := validateDeletion
+		validateDeletion = func(ctx context.Context, obj runtime.Object) error {
+			if !keep(clusterOf(obj), obj) {
+				return s.hidden(key)
+			}
+			return validate(ctx, obj)
+		}
+	}
 	return s.Interface.Delete(ctx, k, out, preconditions, validateDeletion, cachedExistingObject, opts)
 }
 
@@ -124,8 +192,8 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if clusters.IsWildcard(ctx) {
 		opts.Recursive = true
 	}
-	w, err := s.Interface.Watch(ctx, k, opts)
-	if keep, ok := clusters.FilterFrom(ctx); ok && err == nil && clusters.IsWildcard(ctx) {
+	w, err := s.Interface.Watch(ctx, k, s.withSelector(ctx, opts))
+	if keep, ok := s.filter(ctx); ok && err == nil {
 		return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
 			if e.Type == watch.Bookmark || e.Type == watch.Error {
 				return e, true
@@ -145,7 +213,13 @@ func (s *store) Get(ctx context.Context, key string, opts storage.GetOptions, ob
 	if err != nil {
 		return err
 	}
-	return s.Interface.Get(ctx, k, opts, objPtr)
+	if err := s.Interface.Get(ctx, k, opts, objPtr); err != nil {
+		return err
+	}
+	if keep, ok := s.filter(ctx); ok && !keep(clusterOf(objPtr), objPtr) {
+		return s.hidden(key)
+	}
+	return nil
 }
 
 func (s *store) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
@@ -156,10 +230,10 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	if clusters.IsWildcard(ctx) {
 		opts.Recursive = true
 	}
-	if err := s.Interface.GetList(ctx, k, opts, listObj); err != nil {
+	if err := s.Interface.GetList(ctx, k, s.withSelector(ctx, opts), listObj); err != nil {
 		return err
 	}
-	if keep, ok := clusters.FilterFrom(ctx); ok && clusters.IsWildcard(ctx) {
+	if keep, ok := s.filter(ctx); ok {
 		return filterList(listObj, keep)
 	}
 	return nil
@@ -171,7 +245,11 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 	if err != nil {
 		return err
 	}
+	keep, filtered := s.filter(ctx)
 	stamped := func(input runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		if filtered && !keep(clusterOf(input), input) {
+			return nil, nil, s.hidden(key)
+		}
 		out, ttl, err := tryUpdate(input, res)
 		if err != nil {
 			return nil, nil, err

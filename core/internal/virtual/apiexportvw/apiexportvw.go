@@ -18,13 +18,18 @@ import (
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/apiserver/pkg/endpoints/request"
 
+	"github.com/meshplane/meshplane/core/internal/apiexport"
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 )
@@ -70,6 +75,22 @@ type Exports interface {
 	// Accepted reports whether consumer binds the export and, for a claimed
 	// resource, accepted the claim.
 	Accepted(consumer, exportCluster, exportName, group, resource string, exported bool) bool
+	// Claim returns the claim on group/resource the consumer's binding of
+	// the export applies, if any.
+	Claim(consumer, exportCluster, exportName, group, resource string) (apiexport.Claim, bool)
+	// BuiltinGroup reports whether the server serves group itself (a claim
+	// on it names that resource whatever its identity hash).
+	BuiltinGroup(group string) bool
+}
+
+// selects reports whether the consumer's claim of the export picks obj.
+func selects(exports Exports, t Target, cluster, group, resource string, obj runtime.Object) bool {
+	claim, ok := exports.Claim(cluster, t.Cluster, t.Name, group, resource)
+	if !ok {
+		return false
+	}
+	m, err := meta.Accessor(obj)
+	return err == nil && claim.Selects(m.GetLabels())
 }
 
 // WithVirtualWorkspace rewrites virtual workspace requests to plain
@@ -109,7 +130,24 @@ func WithVirtualWorkspace(handler http.Handler, exports Exports) http.Handler {
 					b, ok := obj.(*apisv1alpha2.APIBinding)
 					return ok && t.boundBy(b)
 				}
-				return exports.Accepted(cluster, t.Cluster, t.Name, group, resource, exported)
+				if exported {
+					return exports.Accepted(cluster, t.Cluster, t.Name, group, resource, true)
+				}
+				return selects(exports, t, cluster, group, resource, obj)
+			})
+		} else if group, resource, ok := resourceOf(r, path); ok && !(group == apisv1alpha2.SchemeGroupVersion.Group && resource == "apibindings") &&
+			!exportsResource(ctx, exports, t, group, resource) {
+			// In one consumer, a claimed resource shows only the objects the
+			// claim's selector picks (the authorizer refuses the rest).
+			ctx = clusters.WithResourceSelector(ctx, schema.GroupResource{Group: group, Resource: resource}, func(cluster string, obj runtime.Object) bool {
+				return selects(exports, t, cluster, group, resource, obj)
+			}, func(cluster string) labels.Selector {
+				// Lists and watches select with the claim's labels, so an
+				// object leaving the selector is DELETED from a watch.
+				if claim, ok := exports.Claim(cluster, t.Cluster, t.Name, group, resource); ok {
+					return claim.LabelSelector()
+				}
+				return nil
 			})
 		}
 		u := *r.URL
@@ -119,6 +157,38 @@ func WithVirtualWorkspace(handler http.Handler, exports Exports) http.Handler {
 		r.RequestURI = u.RequestURI()
 		handler.ServeHTTP(w, r)
 	})
+}
+
+// requestInfos parses the resource of a rewritten request.
+var requestInfos = &request.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
+
+// resourceOf returns the resource a /clusters/<cluster>/... path names.
+func resourceOf(r *http.Request, path string) (string, string, bool) {
+	_, rest, ok := strings.Cut(strings.TrimPrefix(path, clusters.Prefix), "/")
+	if !ok {
+		return "", "", false
+	}
+	u := *r.URL
+	u.Path = "/" + rest
+	info, err := requestInfos.NewRequestInfo(&http.Request{Method: r.Method, URL: &u})
+	if err != nil || !info.IsResourceRequest {
+		return "", "", false
+	}
+	return info.APIGroup, info.Resource, true
+}
+
+// exportsResource reports whether the export exports group/resource.
+func exportsResource(ctx context.Context, exports Exports, t Target, group, resource string) bool {
+	export, err := exports.Export(ctx, t.Cluster, t.Name)
+	if err != nil {
+		return false
+	}
+	for _, res := range export.Spec.Resources {
+		if res.Group == group && res.Name == resource {
+			return true
+		}
+	}
+	return false
 }
 
 // notFound is the Status of a path that names no virtual workspace.
@@ -159,7 +229,7 @@ func withIdentity(ctx context.Context, exports Exports, t Target, path string) (
 	}
 	// A claim on another export's resource names it by that identity.
 	for _, c := range export.Spec.PermissionClaims {
-		if c.Group == group && c.Resource == resource && c.IdentityHash != "" && segs[3] == "apis" {
+		if c.Group == group && c.Resource == resource && c.IdentityHash != "" && segs[3] == "apis" && !exports.BuiltinGroup(group) {
 			segs[6] = resource + ":" + c.IdentityHash
 			return strings.Join(segs, "/"), group, resource, false
 		}
@@ -230,15 +300,22 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 	if exported {
 		return authorizer.DecisionAllow, "", nil
 	}
+	// As kcp: the verbs both the export's claim and the binding's accepted
+	// claim name.
 	for _, claim := range binding.Spec.PermissionClaims {
-		if claim.State != apisv1alpha2.ClaimAccepted || claim.Group != attrs.GetAPIGroup() || claim.Resource != resource ||
-			!claims(export, claim.Group, claim.Resource) {
+		if claim.State != apisv1alpha2.ClaimAccepted || claim.Group != attrs.GetAPIGroup() || claim.Resource != resource {
 			continue
 		}
-		for _, v := range claim.Verbs {
-			if v == "*" || v == attrs.GetVerb() {
+		for _, ec := range export.Spec.PermissionClaims {
+			if !ec.EqualGRI(claim.PermissionClaim) {
+				continue
+			}
+			allowed := sets.New(claim.Verbs...).Intersection(sets.New(ec.Verbs...))
+			if allowed.HasAny(attrs.GetVerb(), "*") {
 				return authorizer.DecisionAllow, "", nil
 			}
+			return authorizer.DecisionDeny, fmt.Sprintf("verb %q on %s is not among the verbs of the permission claim both APIExport %s and APIBinding %s name (%v)",
+				attrs.GetVerb(), attrs.GetResource(), t.Name, binding.Name, sets.List(allowed)), nil
 		}
 	}
 	return authorizer.DecisionDeny, fmt.Sprintf("%s is neither exported by %s nor an accepted permission claim", attrs.GetResource(), t.Name), nil

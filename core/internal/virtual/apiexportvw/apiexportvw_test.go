@@ -13,8 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
+	"github.com/meshplane/meshplane/core/internal/apiexport"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 )
 
@@ -59,6 +61,15 @@ func (f *fakeExports) Accepted(consumer, exportCluster, exportName, group, resou
 	f.accepted = append(f.accepted, acceptCall{consumer, exportCluster, exportName, group, resource, exported})
 	return consumer == "consumer-a"
 }
+
+// Claim answers for consumer-a a claim that picks every object.
+func (f *fakeExports) Claim(consumer, exportCluster, exportName, group, resource string) (apiexport.Claim, bool) {
+	f.accepted = append(f.accepted, acceptCall{consumer, exportCluster, exportName, group, resource, false})
+	return apiexport.Claim{}, consumer == "consumer-a"
+}
+
+// BuiltinGroup: the kcp groups the server serves itself.
+func (f *fakeExports) BuiltinGroup(group string) bool { return group == "tenancy.kcp.io" }
 
 // seen is what the next handler got.
 type seen struct {
@@ -200,8 +211,9 @@ func TestWildcardFilter(t *testing.T) {
 	}
 
 	_, s = serve(t, exports, "/services/apiexport/root:provider/widgets/clusters/*/apis/other.com/v1/things")
-	if !s.filter("consumer-a", nil) || s.filter("consumer-b", nil) {
-		t.Errorf("filter on claimed things: consumer-a %v, consumer-b %v; want what Accepted answers (true, false)", s.filter("consumer-a", nil), s.filter("consumer-b", nil))
+	thing := &unstructured.Unstructured{}
+	if !s.filter("consumer-a", thing) || s.filter("consumer-b", thing) {
+		t.Errorf("filter on claimed things: consumer-a %v, consumer-b %v; want what Claim answers (true, false)", s.filter("consumer-a", thing), s.filter("consumer-b", thing))
 	}
 	want := acceptCall{"consumer-a", "root:provider", "widgets", "other.com", "things", false}
 	if len(exports.accepted) == 0 || exports.accepted[0] != want {
