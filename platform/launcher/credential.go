@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -12,8 +11,6 @@ import (
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -94,8 +91,7 @@ func OperatorCredential(ctx context.Context, adminKubeconfigPath, out string, tt
 	if cluster == "" {
 		return nil, fmt.Errorf("APIExport %s has no kcp.io/cluster annotation", export.Name)
 	}
-	sa := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName,
-		Name: "system:kcp:serviceaccount:" + cluster + ":" + operatorNamespace + ":" + operatorSA}
+	sa := globalServiceAccount(cluster, operatorNamespace, operatorSA)
 	useTypes := rbacv1.PolicyRule{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, Verbs: []string{"use"}}
 	rootTypes := useTypes
 	rootTypes.ResourceNames = []string{"org", "account"}
@@ -112,7 +108,7 @@ func OperatorCredential(ctx context.Context, adminKubeconfigPath, out string, tt
 		if err != nil {
 			return nil, err
 		}
-		if err := ensureRole(ctx, c, rules, sa); err != nil {
+		if err := ensureClusterRole(ctx, c, useRole, rules, sa); err != nil {
 			return nil, fmt.Errorf("%s in %s: %w", useRole, path, err)
 		}
 	}
@@ -136,38 +132,12 @@ func OperatorCredential(ctx context.Context, adminKubeconfigPath, out string, tt
 	return tf, nil
 }
 
-// ensureRole creates or updates the ClusterRole useRole with rules and its
-// ClusterRoleBinding to subject.
-func ensureRole(ctx context.Context, c client.Client, rules []rbacv1.PolicyRule, subject rbacv1.Subject) error {
-	role := &rbacv1.ClusterRole{}
-	switch err := c.Get(ctx, client.ObjectKey{Name: useRole}, role); {
-	case apierrors.IsNotFound(err):
-		if err := c.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: useRole}, Rules: rules}); err != nil {
-			return err
-		}
-	case err != nil:
-		return err
-	default:
-		role.Rules = rules
-		if err := c.Update(ctx, role); err != nil {
-			return err
-		}
-	}
-	binding := &rbacv1.ClusterRoleBinding{}
-	switch err := c.Get(ctx, client.ObjectKey{Name: useRole}, binding); {
-	case apierrors.IsNotFound(err):
-		return c.Create(ctx, &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: useRole},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: useRole},
-			Subjects:   []rbacv1.Subject{subject},
-		})
-	case err != nil:
-		return err
-	case !slices.Contains(binding.Subjects, subject):
-		binding.Subjects = append(binding.Subjects, subject)
-		return c.Update(ctx, binding)
-	}
-	return nil
+// globalServiceAccount is the RBAC subject that names ServiceAccount
+// namespace/name of cluster in any workspace (kcp's global name; a
+// ServiceAccount subject only names one of the binding's own workspace).
+func globalServiceAccount(cluster, namespace, name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName,
+		Name: "system:kcp:serviceaccount:" + cluster + ":" + namespace + ":" + name}
 }
 
 // operatorKubeconfigPath is where operatorCredential writes.

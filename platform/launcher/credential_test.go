@@ -20,12 +20,12 @@ func TestEnsureRole(t *testing.T) {
 	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "account-operator"}
 	rules := []rbacv1.PolicyRule{{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, ResourceNames: []string{"org"}, Verbs: []string{"use"}}}
 	for range 2 { // a restart changes nothing
-		if err := ensureRole(ctx, c, rules, sa); err != nil {
+		if err := ensureClusterRole(ctx, c, useRole, rules, sa); err != nil {
 			t.Fatal(err)
 		}
 	}
 	rules[0].ResourceNames = append(rules[0].ResourceNames, "account")
-	if err := ensureRole(ctx, c, rules, sa); err != nil {
+	if err := ensureClusterRole(ctx, c, useRole, rules, sa); err != nil {
 		t.Fatal(err)
 	}
 	role := &rbacv1.ClusterRole{}

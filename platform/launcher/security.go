@@ -183,14 +183,19 @@ func securityOperatorCredential(ctx context.Context, adminKubeconfigPath, out st
 			Verbs: []string{"get", "list", "watch", "initialize", "terminate"}},
 		{NonResourceURLs: []string{"/"}, Verbs: []string{"access"}},
 	}
-	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: operatorNamespace, Name: securityOperatorSA}
+	// In root the ServiceAccounts are named by their global names.
+	cluster := export.Annotations["kcp.io/cluster"]
+	if cluster == "" {
+		return fmt.Errorf("APIExport %s has no kcp.io/cluster annotation", export.Name)
+	}
+	sa := globalServiceAccount(cluster, operatorNamespace, securityOperatorSA)
 	if err := ensureClusterRole(ctx, rc, securityRole, rules, sa); err != nil {
 		return fmt.Errorf("%s in root: %w", securityRole, err)
 	}
 	// org and account extend security, so whoever creates workspaces of
 	// those types (the account-operator) needs "use" on it too.
 	use := []rbacv1.PolicyRule{{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, ResourceNames: []string{securityType}, Verbs: []string{"use"}}}
-	accountOperator := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: operatorNamespace, Name: operatorSA}
+	accountOperator := globalServiceAccount(cluster, operatorNamespace, operatorSA)
 	if err := ensureClusterRole(ctx, rc, securityUseRole, use, accountOperator); err != nil {
 		return fmt.Errorf("%s in root: %w", securityUseRole, err)
 	}
