@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk core gateway platform bench providers operators examples/mounts
+MODULES := apis sdk core gateway platform bench providers operators examples/mounts proxy
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts front-proxy
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -31,6 +31,7 @@ build:
 	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
 	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator
 	cd examples/mounts && $(GO) build -o $(BIN)/ ./cmd/kubecluster-mounts
+	cd proxy && $(GO) build -o $(BIN)/ ./cmd/front-proxy
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
 ## <ROOT_DIR>/platform.env appears once everything is ready

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
 
@@ -68,6 +69,9 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 		},
 		TokenAuthFile: opts.TokenAuthFile,
 		ClientCAFile:  opts.ClientCAFile,
+
+		RequestHeaderCAFile:       opts.RequestHeaderClientCAFile,
+		RequestHeaderAllowedNames: opts.RequestHeaderAllowedNames,
 	})
 	if err != nil {
 		return nil, err
@@ -81,6 +85,9 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 		return nil, err
 	}
 	c.Generic.Authentication.Authenticator = authn
+	if c.Generic.SecureServing.ClientCA, err = clientCAs(opts.ClientCAFile, opts.RequestHeaderClientCAFile); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -114,6 +121,27 @@ func (c *Config) genericConfig() (*genericapiserver.Config, error) {
 	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions.Definitions, namer)
 	config.OpenAPIV3Config.Info.Title = "Meshplane"
 	return config, nil
+}
+
+// clientCAs are the CAs named in the TLS handshake, so that clients
+// (kubectl with a client certificate, the front proxy) send their
+// certificates; the authenticators verify them.
+func clientCAs(files ...string) (dynamiccertificates.CAContentProvider, error) {
+	var cas []dynamiccertificates.CAContentProvider
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", f)
+		if err != nil {
+			return nil, fmt.Errorf("client CA %s: %w", f, err)
+		}
+		cas = append(cas, ca)
+	}
+	if len(cas) == 0 {
+		return nil, nil
+	}
+	return dynamiccertificates.NewUnionCAContentProvider(cas...), nil
 }
 
 func (c *Config) closeAudit() {

@@ -23,6 +23,10 @@ type Options struct {
 	ExternalHostname       string
 	TokenAuthFile          string
 	ClientCAFile           string
+	// RequestHeaderClientCAFile and RequestHeaderAllowedNames: the front
+	// proxy whose identity headers are believed (kube's flag names).
+	RequestHeaderClientCAFile string
+	RequestHeaderAllowedNames []string
 	// KubeconfigPath is where the admin kubeconfig is written (default
 	// <root-directory>/admin.kubeconfig).
 	KubeconfigPath string
@@ -76,6 +80,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ExternalHostname, "external-hostname", o.ExternalHostname, "Host name (and optional port) clients reach the server at; used in URLs the server hands out. Defaults to the bind address and secure port.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that signs accepted x509 client certificates (CN = user, O = groups).")
+	fs.StringVar(&o.RequestHeaderClientCAFile, "requestheader-client-ca-file", o.RequestHeaderClientCAFile,
+		"CA bundle that signs the client certificate of a front proxy; requests made with such a certificate are authenticated as the user in their X-Remote-User, X-Remote-Uid, X-Remote-Group and X-Remote-Extra-* headers.")
+	fs.StringSliceVar(&o.RequestHeaderAllowedNames, "requestheader-allowed-names", o.RequestHeaderAllowedNames,
+		"Common names accepted from certificates signed by --requestheader-client-ca-file (empty: any).")
 	fs.StringVar(&o.KubeconfigPath, "kubeconfig-path", o.KubeconfigPath, "Where to write the admin kubeconfig (default <root-directory>/admin.kubeconfig).")
 	fs.Int64Var(&o.EmbeddedEtcdWALSizeBytes, "embedded-etcd-wal-size-bytes", o.EmbeddedEtcdWALSizeBytes, "Size of the embedded etcd's WAL segment files (0: etcd's default of 64 MB).")
 	fs.Var(cliflag.NewMapStringBool(&o.FeatureGates), "feature-gates", "Kubernetes feature gates, key=value pairs separated by commas; unknown gates (such as kcp's) are ignored with a warning.")
@@ -121,6 +129,7 @@ func (o *Options) Validate() []error {
 		}
 	}
 	for name, f := range map[string]string{"--token-auth-file": o.TokenAuthFile, "--client-ca-file": o.ClientCAFile,
+		"--requestheader-client-ca-file":     o.RequestHeaderClientCAFile,
 		"--service-account-signing-key-file": o.ServiceAccountSigningKeyFile} {
 		if f == "" {
 			continue
