@@ -25,7 +25,11 @@ const FrontProxyName = "meshplane-front-proxy"
 // certificate from it, the proxy's serving certificate, and the CA of the
 // client certificates the proxy accepts (ClientCA).
 type ProxyPKI struct {
-	Dir                       string
+	Dir string
+	// URL is where StartFrontProxy will serve (its port is reserved now,
+	// so that shards can be told their external URL before it runs).
+	URL                       string
+	port                      int
 	RequestHeaderCA, ClientCA *pki.CA
 	ServingCA                 *pki.CA
 	ProxyClient, Serving      pki.Pair
@@ -36,8 +40,11 @@ type ProxyPKI struct {
 func NewProxyPKI(t testing.TB) *ProxyPKI {
 	t.Helper()
 	dir := t.TempDir()
-	p := &ProxyPKI{Dir: dir}
-	var err error
+	ports, err := process.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &ProxyPKI{Dir: dir, port: ports[0], URL: fmt.Sprintf("https://127.0.0.1:%d", ports[0])}
 	must := func(e error) {
 		if e != nil {
 			t.Fatalf("front proxy certificates: %v", e)
@@ -83,21 +90,17 @@ func StartFrontProxy(t testing.TB, p *ProxyPKI, root *Server, extraArgs ...strin
 	if err != nil {
 		t.Fatalf("front-proxy binary: %v", err)
 	}
-	ports, err := process.FreePorts(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fp := &FrontProxy{URL: fmt.Sprintf("https://127.0.0.1:%d", ports[0]), PKI: p,
+	fp := &FrontProxy{URL: p.URL, PKI: p,
 		Kubeconfig: filepath.Join(p.Dir, "front-proxy.kubeconfig"), LogPath: filepath.Join(p.Dir, "front-proxy.log")}
 	if err := fp.writeKubeconfig(root.Kubeconfig); err != nil {
 		t.Fatalf("front proxy kubeconfig: %v", err)
 	}
 	// The proxy watches every cluster: it needs the shard admin.
 	watchKubeconfig := filepath.Join(p.Dir, "front-proxy-watch.kubeconfig")
-	if err := writeContextKubeconfig(root.Kubeconfig, "shard-base", watchKubeconfig); err != nil {
+	if err := WriteContextKubeconfig(root.Kubeconfig, "shard-base", watchKubeconfig); err != nil {
 		t.Fatalf("front proxy watch kubeconfig: %v", err)
 	}
-	args := append([]string{"--secure-port", fmt.Sprint(ports[0]),
+	args := append([]string{"--secure-port", fmt.Sprint(p.port),
 		"--tls-cert-file", p.Serving.CertFile, "--tls-private-key-file", p.Serving.KeyFile,
 		"--client-ca-file", p.ClientCA.CertFile,
 		"--proxy-client-cert-file", p.ProxyClient.CertFile, "--proxy-client-key-file", p.ProxyClient.KeyFile,
@@ -166,8 +169,10 @@ func (fp *FrontProxy) writeKubeconfig(admin string) error {
 	return clientcmd.WriteToFile(*cfg, fp.Kubeconfig)
 }
 
-// writeContextKubeconfig copies a kubeconfig with another current context.
-func writeContextKubeconfig(from, context, to string) error {
+// WriteContextKubeconfig copies a kubeconfig with another current
+// context, e.g. shard-base of a root shard's admin.kubeconfig for
+// --root-shard-kubeconfig.
+func WriteContextKubeconfig(from, context, to string) error {
 	cfg, err := clientcmd.LoadFromFile(from)
 	if err != nil {
 		return err

@@ -5,8 +5,10 @@ package options
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -23,6 +25,15 @@ type Options struct {
 	ExternalHostname       string
 	TokenAuthFile          string
 	ClientCAFile           string
+	// ShardName names this shard ("root": the shard holding root).
+	ShardName string
+	// RootShardKubeconfig reaches the root shard from another shard
+	// (its credentials are used on every shard).
+	RootShardKubeconfig string
+	// ShardBaseURL is the shard's own URL (default: the external
+	// address); ShardExternalURL is the URL clients use for workspaces on
+	// it, a front proxy's (default: ShardBaseURL).
+	ShardBaseURL, ShardExternalURL string
 	// RequestHeaderClientCAFile and RequestHeaderAllowedNames: the front
 	// proxy whose identity headers are believed (kube's flag names).
 	RequestHeaderClientCAFile string
@@ -66,6 +77,7 @@ func New() *Options {
 		EmbeddedEtcdClientPort: 2379,
 		EmbeddedEtcdPeerPort:   2380,
 		ServiceAccountIssuers:  []string{DefaultServiceAccountIssuer},
+		ShardName:              "root",
 	}
 }
 
@@ -80,6 +92,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ExternalHostname, "external-hostname", o.ExternalHostname, "Host name (and optional port) clients reach the server at; used in URLs the server hands out. Defaults to the bind address and secure port.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that signs accepted x509 client certificates (CN = user, O = groups).")
+	fs.StringVar(&o.ShardName, "shard-name", o.ShardName, "Name of this shard; a shard other than root needs --root-shard-kubeconfig and registers itself in root.")
+	fs.StringVar(&o.RootShardKubeconfig, "root-shard-kubeconfig", o.RootShardKubeconfig,
+		"Kubeconfig of the root shard (current context; system:masters), for a shard other than root. Its credentials and CA are used for every shard: shards of one install share them.")
+	fs.StringVar(&o.ShardBaseURL, "shard-base-url", o.ShardBaseURL, "URL other shards and the front proxy reach this shard at (default https://<external address>).")
+	fs.StringVar(&o.ShardExternalURL, "shard-external-url", o.ShardExternalURL, "URL clients reach workspaces of this shard at, usually the front proxy's; used in Workspace URLs (default --shard-base-url).")
 	fs.StringVar(&o.RequestHeaderClientCAFile, "requestheader-client-ca-file", o.RequestHeaderClientCAFile,
 		"CA bundle that signs the client certificate of a front proxy; requests made with such a certificate are authenticated as the user in their X-Remote-User, X-Remote-Uid, X-Remote-Group and X-Remote-Extra-* headers.")
 	fs.StringSliceVar(&o.RequestHeaderAllowedNames, "requestheader-allowed-names", o.RequestHeaderAllowedNames,
@@ -120,6 +137,23 @@ func (o *Options) Validate() []error {
 	if len(o.EtcdServers) == 0 && o.EmbeddedEtcdClientPort == o.EmbeddedEtcdPeerPort {
 		errs = append(errs, fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port must differ"))
 	}
+	if o.ShardName == "" {
+		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))
+	}
+	if o.ShardName != "root" && o.RootShardKubeconfig == "" {
+		errs = append(errs, fmt.Errorf("--shard-name %s needs --root-shard-kubeconfig: a shard other than root registers itself there", o.ShardName))
+	}
+	if o.ShardName == "root" && o.RootShardKubeconfig != "" {
+		errs = append(errs, fmt.Errorf("--root-shard-kubeconfig is for shards other than root: give --shard-name"))
+	}
+	for name, u := range map[string]string{"--shard-base-url": o.ShardBaseURL, "--shard-external-url": o.ShardExternalURL} {
+		if u == "" {
+			continue
+		}
+		if parsed, err := url.Parse(u); err != nil || parsed.Scheme != "https" || parsed.Host == "" {
+			errs = append(errs, fmt.Errorf("%s %q is not an https:// URL", name, u))
+		}
+	}
 	if len(o.ServiceAccountIssuers) == 0 || o.ServiceAccountIssuers[0] == "" {
 		errs = append(errs, fmt.Errorf("--service-account-issuer must not be empty"))
 	}
@@ -129,6 +163,7 @@ func (o *Options) Validate() []error {
 		}
 	}
 	for name, f := range map[string]string{"--token-auth-file": o.TokenAuthFile, "--client-ca-file": o.ClientCAFile,
+		"--root-shard-kubeconfig":            o.RootShardKubeconfig,
 		"--requestheader-client-ca-file":     o.RequestHeaderClientCAFile,
 		"--service-account-signing-key-file": o.ServiceAccountSigningKeyFile} {
 		if f == "" {
@@ -173,6 +208,19 @@ func (o *Options) Complete() (*Completed, error) {
 	}
 	if _, _, err := net.SplitHostPort(ext); err != nil {
 		ext = net.JoinHostPort(ext, fmt.Sprint(o.SecurePort))
+	}
+	if c.ShardBaseURL == "" {
+		c.ShardBaseURL = "https://" + ext
+	}
+	c.ShardBaseURL = strings.TrimSuffix(c.ShardBaseURL, "/")
+	if c.ShardExternalURL == "" {
+		c.ShardExternalURL = c.ShardBaseURL
+	}
+	c.ShardExternalURL = strings.TrimSuffix(c.ShardExternalURL, "/")
+	if c.RootShardKubeconfig != "" {
+		if c.RootShardKubeconfig, err = filepath.Abs(c.RootShardKubeconfig); err != nil {
+			return nil, err
+		}
 	}
 	return &Completed{Options: &c, ExternalAddress: ext}, nil
 }
