@@ -20,7 +20,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
 	"github.com/meshplane/meshplane/core/internal/reconciler/client"
@@ -131,7 +130,6 @@ func (s *Shards) ClientsFor(baseURL string) (*Clients, error) {
 	return c, nil
 }
 
-var _ runtime.Object = &corev1alpha1.Shard{}
 
 // Get returns the Shard named name.
 func (s *Shards) Get(ctx context.Context, name string) (corev1alpha1.Shard, error) {
