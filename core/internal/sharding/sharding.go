@@ -130,7 +130,6 @@ func (s *Shards) ClientsFor(baseURL string) (*Clients, error) {
 	return c, nil
 }
 
-
 // Get returns the Shard named name.
 func (s *Shards) Get(ctx context.Context, name string) (corev1alpha1.Shard, error) {
 	all, err := s.List(ctx)
