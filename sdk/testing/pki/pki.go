@@ -61,9 +61,12 @@ func (c *CA) Client(name, user string, groups ...string) (Pair, error) {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 }
 
-// Server issues a serving certificate for hosts (IPs or DNS names).
+// Server issues a serving certificate for hosts (IPs or DNS names), also
+// good as a client certificate (etcd peers use one for both).
 func (c *CA) Server(name string, hosts ...string) (Pair, error) {
-	tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: name}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	// Client use too: etcd members present their serving certificate to
+	// their peers.
+	tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: name}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
 			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)

@@ -22,9 +22,12 @@ type Options struct {
 	EmbeddedEtcdClientPort int
 	EmbeddedEtcdPeerPort   int
 	EtcdServers            []string
-	ExternalHostname       string
-	TokenAuthFile          string
-	ClientCAFile           string
+	// EtcdCAFile, EtcdCertFile and EtcdKeyFile: TLS to the external etcd
+	// (kube-apiserver's flag names).
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	ExternalHostname                      string
+	TokenAuthFile                         string
+	ClientCAFile                          string
 	// ShardName names this shard ("root": the shard holding root).
 	ShardName string
 	// RootShardKubeconfig reaches the root shard from another shard
@@ -89,6 +92,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.EmbeddedEtcdClientPort, "embedded-etcd-client-port", o.EmbeddedEtcdClientPort, "Client port of the embedded etcd.")
 	fs.IntVar(&o.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcdPeerPort, "Peer port of the embedded etcd.")
 	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "External etcd endpoints to use instead of the embedded etcd (comma separated).")
+	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle that signs the certificates of the --etcd-servers (https:// endpoints).")
+	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "Client certificate presented to the --etcd-servers.")
+	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "Key of --etcd-certfile.")
 	fs.StringVar(&o.ExternalHostname, "external-hostname", o.ExternalHostname, "Host name (and optional port) clients reach the server at; used in URLs the server hands out. Defaults to the bind address and secure port.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that signs accepted x509 client certificates (CN = user, O = groups).")
@@ -136,6 +142,12 @@ func (o *Options) Validate() []error {
 	}
 	if len(o.EtcdServers) == 0 && o.EmbeddedEtcdClientPort == o.EmbeddedEtcdPeerPort {
 		errs = append(errs, fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port must differ"))
+	}
+	if (o.EtcdCAFile != "" || o.EtcdCertFile != "" || o.EtcdKeyFile != "") && len(o.EtcdServers) == 0 {
+		errs = append(errs, fmt.Errorf("--etcd-cafile, --etcd-certfile and --etcd-keyfile are for --etcd-servers"))
+	}
+	if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
+		errs = append(errs, fmt.Errorf("--etcd-certfile and --etcd-keyfile go together"))
 	}
 	if o.ShardName == "" {
 		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))
