@@ -10,6 +10,24 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
+const widgetsCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`
+
 // workspaceOn is a Workspace pinned by spec.location.selector to the
 // shards labelled shard=<shard>.
 func workspaceOn(name, shard string) string {
@@ -100,6 +118,21 @@ func TestShards(t *testing.T) {
 	framework.RequireEqual(t, strings.TrimSpace(b.KubectlFor(orgCluster).Run(t, "get", "configmap", "on-b", "-n", "default", "-o", "name")),
 		"configmap/on-b", "configmap written through the proxy in "+org+", read on shard b")
 	framework.RequireContains(t, k.WS(t, "tree"), "child", "kubectl ws tree across shards")
+
+	// An APIExport on shard b, bound in a workspace on b; its virtual
+	// workspace (/services/apiexport/<cluster>/...) is routed to b.
+	inOrg.RunStdin(t, workspaceOn("provider", "b"), "apply", "-f", "-")
+	providerCluster, shard := waitReady(t, inOrg, "provider")
+	framework.RequireEqual(t, shard, "b", "shard of the provider")
+	provider := framework.Workspace{Name: "provider", Path: "root:" + org + ":provider", Cluster: providerCluster}
+	ps.ExportCRD(t, provider, widgetsCRD, "example.com")
+	ps.Bind(t, provider, "widgets", provider, "example.com", nil)
+	ps.KubectlFor(provider.Path).RunStdin(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: default\n", "apply", "-f", "-")
+	slice := ps.EndpointSliceURL(t, provider, "example.com")
+	through := p.URL + slice[strings.Index(slice, "/services/"):]
+	r := ps.RequestURL(t, root.AdminToken(t), "GET", through+"/clusters/*/apis/example.com/v1/widgets", "", nil)
+	framework.RequireCode(t, r, "listing widgets in the APIExport virtual workspace of shard b through the proxy", 200)
+	framework.RequireContains(t, r.String(), `"w1"`, "widgets in the virtual workspace through the proxy")
 
 	// An unschedulable shard takes no new workspace until it is
 	// schedulable again.
