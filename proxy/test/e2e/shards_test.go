@@ -119,6 +119,15 @@ func TestShards(t *testing.T) {
 		"configmap/on-b", "configmap written through the proxy in "+org+", read on shard b")
 	framework.RequireContains(t, k.WS(t, "tree"), "child", "kubectl ws tree across shards")
 
+	// Deleting the child (on root) from its parent's shard (b) removes its
+	// LogicalCluster on root, then the Workspace.
+	inOrg.Run(t, "delete", "workspace", "child", "--wait=false")
+	framework.Eventually(t, time.Minute, 200*time.Millisecond, "the child and its LogicalCluster on root to go", func() (bool, string) {
+		_, lcErr, lcGone := root.KubectlFor(childCluster).RunErr(t, "get", "logicalcluster", "cluster")
+		_, wsErr, wsGone := inOrg.RunErr(t, "get", "workspace", "child")
+		return lcGone != nil && strings.Contains(lcErr, "NotFound") && wsGone != nil && strings.Contains(wsErr, "NotFound"), lcErr + wsErr
+	})
+
 	// An APIExport on shard b, bound in a workspace on b; its virtual
 	// workspace (/services/apiexport/<cluster>/...) is routed to b.
 	inOrg.RunStdin(t, workspaceOn("provider", "b"), "apply", "-f", "-")
