@@ -144,6 +144,33 @@ func TestFrontProxyBench(t *testing.T) {
 		routed = append(routed, routableAt.Sub(start))
 	}
 
+	// Deletes: from the Workspace gone on the shard (404) to the proxy
+	// refusing its path (403).
+	var goneLags []time.Duration
+	for i := 0; i < workspaces; i++ {
+		name := fmt.Sprintf("lag-%d", i)
+		k.Run(t, "delete", "workspace", name, "--wait=false")
+		var goneAt, refusedAt time.Time
+		deadline := time.Now().Add(2 * time.Minute)
+		for (goneAt.IsZero() || refusedAt.IsZero()) && time.Now().Before(deadline) {
+			if refusedAt.IsZero() {
+				if code, err := get(proxied, fp.URL+"/clusters/"+org.Path+":"+name+"/api", token); err == nil && code == http.StatusForbidden {
+					refusedAt = time.Now()
+				}
+			}
+			if goneAt.IsZero() {
+				if code, err := get(direct, shard.BaseURL+"/clusters/"+org.Path+"/apis/tenancy.kcp.io/v1alpha1/workspaces/"+name, token); err == nil && code == http.StatusNotFound {
+					goneAt = time.Now()
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if goneAt.IsZero() || refusedAt.IsZero() {
+			t.Fatalf("workspace %s: gone at %v, refused at %v", name, goneAt, refusedAt)
+		}
+		goneLags = append(goneLags, max(0, refusedAt.Sub(goneAt)))
+	}
+
 	ms := func(x time.Duration) string { return fmt.Sprintf("%.2f ms", float64(x.Microseconds())/1000) }
 	var b strings.Builder
 	fmt.Fprintf(&b, "| front proxy | p50 | p99 |\n|---|---|---|\n")
@@ -152,6 +179,7 @@ func TestFrontProxyBench(t *testing.T) {
 	fmt.Fprintf(&b, "| added by the proxy | %s | %s |\n", ms(percentile(v, .5)-percentile(d, .5)), ms(percentile(v, .99)-percentile(d, .99)))
 	fmt.Fprintf(&b, "| workspace Ready -> routable through the proxy (%d; 0 = routable first) | %s | %s |\n", len(lags), ms(percentile(lags, .5)), ms(percentile(lags, .99)))
 	fmt.Fprintf(&b, "| workspace created -> routable through the proxy (%d) | %s | %s |\n", len(routed), ms(percentile(routed, .5)), ms(percentile(routed, .99)))
+	fmt.Fprintf(&b, "| workspace deleted (404 on the shard) -> refused by the proxy (%d; 0 = refused first) | %s | %s |\n", len(goneLags), ms(percentile(goneLags, .5)), ms(percentile(goneLags, .99)))
 	t.Log("\n" + b.String())
 	if out := os.Getenv("PROXY_BENCH_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
