@@ -152,7 +152,7 @@ func (o *Options) Validate() []error {
 	if o.ShardName == "" {
 		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))
 	}
-	if o.ShardName != "root" && o.RootShardKubeconfig == "" {
+	if o.ShardName != "" && o.ShardName != "root" && o.RootShardKubeconfig == "" {
 		errs = append(errs, fmt.Errorf("--shard-name %s needs --root-shard-kubeconfig: a shard other than root registers itself there", o.ShardName))
 	}
 	if o.ShardName == "root" && o.RootShardKubeconfig != "" {
