@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -107,6 +108,9 @@ func (c *Config) genericConfig() (*genericapiserver.Config, error) {
 		return nil, fmt.Errorf("serving: %w", err)
 	}
 	config.ExternalAddress = opts.ExternalAddress
+	// Watches end when shutdown begins: other shards and the front proxy
+	// watch every shard, and would hold its shutdown for a minute.
+	config.ShutdownWatchTerminationGracePeriod = 5 * time.Second
 	if opts.AuditLogPath != "" {
 		backend, evaluator, f, err := auditlog.New(opts.AuditLogPath)
 		if err != nil {

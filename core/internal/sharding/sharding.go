@@ -48,6 +48,7 @@ type Shards struct {
 
 	mu      sync.Mutex
 	clients map[string]*Clients
+	others  *Others
 }
 
 // Clients are the clients the workspace controller uses on a shard.

@@ -10,9 +10,9 @@
 //     initializers.
 //
 // With several shards (shards not nil), scheduling picks the shard and the
-// child's LogicalCluster is written on it through its API; the phase of a
-// child on another shard is read from there, polled until Ready (no
-// watch on other shards yet).
+// child's LogicalCluster is written on it through its API; a child on
+// another shard is read from there, and its changes arrive through a
+// watch on that shard (sharding.Others).
 //
 // Mounted Workspaces (spec.mount) get no logical cluster: only deletion
 // is done here for them.
@@ -118,6 +118,7 @@ func New(workspaces client.Client[*tenancyv1alpha1.Workspace], logicalClusters c
 			if err != nil {
 				return "", "", err
 			}
+			shards.Others().Ensure(sh.Name, sh.Spec.BaseURL) // to follow the child's LogicalCluster
 			if sh.Spec.ExternalURL != "" {
 				return sh.Name, sh.Spec.ExternalURL, nil
 			}
@@ -127,9 +128,6 @@ func New(workspaces client.Client[*tenancyv1alpha1.Workspace], logicalClusters c
 	return c
 }
 
-// remotePoll is how often a child on another shard is read until Ready.
-const remotePoll = 200 * time.Millisecond
-
 // unschedulableRetry is how often a Workspace no shard took is tried again.
 const unschedulableRetry = time.Second
 
@@ -138,12 +136,19 @@ func (c *Controller) Run(ctx context.Context) {
 	r := runner.New("workspace", 4, c.reconcile)
 	_ = r.EnqueueFrom(c.informer, runner.ObjectKeys)
 	// A change of a child's LogicalCluster concerns its Workspace.
-	_ = r.EnqueueFrom(c.index.Informer(), func(obj any) []runner.Key {
+	owner := func(obj any) []runner.Key {
 		if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && lc.Spec.Owner != nil && lc.Spec.Owner.Resource == "workspaces" {
 			return []runner.Key{{Cluster: lc.Spec.Owner.Cluster, Name: lc.Spec.Owner.Name}}
 		}
 		return nil
-	})
+	}
+	_ = r.EnqueueFrom(c.index.Informer(), owner)
+	if c.shards != nil {
+		// Children on other shards.
+		others := c.shards.Others()
+		_ = r.EnqueueFrom(others, owner)
+		go others.Run(ctx)
+	}
 	r.Run(ctx)
 }
 
@@ -172,13 +177,6 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 		}
 		return 0, nil
 	default:
-		if err := c.phase.reconcile(ctx, key.Cluster, ws); err != nil || !remote {
-			return 0, err
-		}
-		// Another shard's LogicalCluster: no event tells its changes here.
-		if ws.Status.Phase != corev1alpha1.LogicalClusterPhaseReady {
-			return remotePoll, nil
-		}
-		return 0, nil
+		return 0, c.phase.reconcile(ctx, key.Cluster, ws)
 	}
 }
