@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshplane/meshplane/sdk/process"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 	"github.com/meshplane/meshplane/sdk/testing/pki"
 )
@@ -20,10 +21,23 @@ import (
 // front proxy in front of it.
 func setup(t *testing.T, shardArgs ...string) (*framework.Server, *framework.FrontProxy, *framework.Server) {
 	t.Helper()
+	shard, fp, ps, _ := setupWithMetrics(t, shardArgs...)
+	return shard, fp, ps
+}
+
+// setupWithMetrics is setup with the proxy's --metrics-address; it
+// returns that address's URL too.
+func setupWithMetrics(t *testing.T, shardArgs ...string) (*framework.Server, *framework.FrontProxy, *framework.Server, string) {
+	t.Helper()
 	p := framework.NewProxyPKI(t)
 	shard := framework.StartServer(t, framework.WithExtraArgs(append(p.ShardArgs(), shardArgs...)...))
-	fp := framework.StartFrontProxy(t, p, shard)
-	return shard, fp, fp.Server(t)
+	ports, err := process.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	fp := framework.StartFrontProxy(t, p, shard, "--metrics-address", metrics)
+	return shard, fp, fp.Server(t), "http://" + metrics
 }
 
 // client is an HTTP client of the proxy, with a client certificate when
@@ -102,7 +116,7 @@ func whoami(t *testing.T, c *http.Client, base, cluster string, headers map[stri
 }
 
 func TestFrontProxy(t *testing.T) {
-	shard, fp, ps := setup(t)
+	shard, fp, ps, metrics := setupWithMetrics(t)
 
 	t.Run("kubectl ws through the proxy", func(t *testing.T) {
 		k := ps.WorkspaceKubectl(t, "root")
@@ -137,6 +151,19 @@ func TestFrontProxy(t *testing.T) {
 		framework.RequireEqual(t, code, http.StatusForbidden, "GET of an unknown workspace through the proxy: "+body)
 		code, body = get(t, c, fp.URL+"/clusters/root/api/v1/namespaces", token)
 		framework.RequireEqual(t, code, http.StatusOK, "GET /clusters/root/api/v1/namespaces as admin through the proxy: "+body)
+	})
+
+	t.Run("metrics and health", func(t *testing.T) {
+		c := &http.Client{Timeout: 10 * time.Second}
+		code, body := get(t, c, metrics+"/metrics", nil)
+		framework.RequireEqual(t, code, http.StatusOK, "GET /metrics of the proxy")
+		framework.RequireContains(t, body, `meshplane_front_proxy_requests_total{code="200",shard="root"}`, "requests routed to the root shard in /metrics")
+		framework.RequireContains(t, body, `meshplane_front_proxy_requests_total{code="403",shard=""}`, "requests the proxy refused in /metrics")
+		framework.RequireContains(t, body, "meshplane_front_proxy_request_duration_seconds_bucket", "request durations in /metrics")
+		code, _ = get(t, c, metrics+"/readyz", nil)
+		framework.RequireEqual(t, code, http.StatusOK, "GET /readyz of the proxy's metrics address")
+		code, _ = get(t, c, metrics+"/clusters/root/api", nil)
+		framework.RequireEqual(t, code, http.StatusNotFound, "the metrics address routes nothing to shards")
 	})
 
 	t.Run("identity", func(t *testing.T) {

@@ -97,6 +97,20 @@ func TestShards(t *testing.T) {
 	framework.RequireContains(t, viaProxy.Run(t, "get", "workspace", org, "-o", "jsonpath={.spec.URL}"), p.URL+"/clusters/root:"+org,
 		"spec.URL of a workspace on shard b (the front proxy's)")
 
+	// A token user through the proxy on shard b: b authenticates her (the
+	// shards share the token file) and its RBAC decides.
+	aliceToken := map[string]string{"Authorization": "Bearer " + root.UserToken(t, "alice")}
+	code, body := get(t, client(t, fp, nil), p.URL+"/clusters/root:"+org+"/api/v1/namespaces/default/configmaps", aliceToken)
+	framework.RequireEqual(t, code, 403, "alice listing configmaps on shard b before a grant: "+body)
+	framework.RequireContains(t, body, `User \"alice\"`, "the refusal names alice (shard b authenticated her token)")
+	ps.KubectlFor("root:"+org).Run(t, "create", "clusterrolebinding", "alice-admin", "--clusterrole=cluster-admin", "--user=alice")
+	framework.Eventually(t, 30*time.Second, 200*time.Millisecond, "alice to list configmaps on shard b through the proxy", func() (bool, string) {
+		code, body := get(t, client(t, fp, nil), p.URL+"/clusters/root:"+org+"/api/v1/namespaces/default/configmaps", aliceToken)
+		return code == 200, body
+	})
+	code, user, _ := whoami(t, client(t, fp, nil), p.URL, "root:"+org, aliceToken)
+	framework.RequireEqual(t, fmt.Sprint(code, " ", user), "201 alice", "alice's SelfSubjectReview in "+org+" on shard b through the proxy")
+
 	// A child on the root shard of the workspace on b, created through the
 	// proxy (b schedules it and writes its LogicalCluster on root).
 	inOrg := ps.KubectlFor("root:" + org)
