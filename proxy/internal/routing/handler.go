@@ -7,8 +7,9 @@
 //     mount's URL once Ready); /clusters/* is refused (403), as kcp does;
 //     an unknown workspace gets 403 too (its existence is not told).
 //   - /services/apiexport/<path or name>/...: the shard holding the
-//     export's workspace; other /services/... and everything else: the
-//     root shard.
+//     export's workspace; other /services/.../clusters/<name>/...: the
+//     shard holding that logical cluster; the rest (wildcards included)
+//     and everything else: the root shard.
 //
 // Identity: a client certificate signed by the proxy's client CA makes
 // the proxy forward the user in X-Remote-* headers, with its own client
@@ -145,10 +146,20 @@ func (h *Handler) route(p string) (index.Shard, int, string) {
 		}
 		return index.Shard{}, http.StatusForbidden, fmt.Sprintf("workspace %q does not exist or access to it is not allowed", name)
 	}
-	if rest, ok := strings.CutPrefix(p, "/services/apiexport/"); ok {
-		name, _, _ := strings.Cut(rest, "/")
-		if s, ok := h.index.Lookup(name); ok {
-			return s, 0, ""
+	if rest, ok := strings.CutPrefix(p, "/services/"); ok {
+		// The export's workspace for the APIExport virtual workspace, else
+		// the logical cluster a request names (/clusters/<name>/, not *).
+		if exp, ok := strings.CutPrefix(rest, "apiexport/"); ok {
+			name, _, _ := strings.Cut(exp, "/")
+			if s, ok := h.index.Lookup(name); ok {
+				return s, 0, ""
+			}
+		}
+		if _, after, ok := strings.Cut(rest, "/clusters/"); ok {
+			name, _, _ := strings.Cut(after, "/")
+			if s, ok := h.index.Lookup(name); ok && name != "*" {
+				return s, 0, ""
+			}
 		}
 	}
 	if s, ok := h.index.Shard(RootShard); ok {

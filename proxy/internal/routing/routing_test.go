@@ -31,6 +31,8 @@ func TestRoute(t *testing.T) {
 		{"/services/apiexport/root:org/export/clusters/*/api", "b", 0},
 		{"/services/apiexport/unknown/export/clusters/*/api", "root", 0},
 		{"/services/initializingworkspaces/root:universal/clusters/*/api", "root", 0},
+		{"/services/initializingworkspaces/root:universal/clusters/c1/api", "b", 0},
+		{"/services/terminatingworkspaces/root:t/clusters/unknown/api", "root", 0},
 		{"/version", "root", 0},
 	} {
 		s, code, msg := h.route(tc.path)
