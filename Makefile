@@ -4,7 +4,7 @@ GO ?= go
 BIN := $(CURDIR)/bin
 MODULES := apis sdk core gateway platform bench providers operators examples/mounts proxy
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts front-proxy
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts front-proxy etcd-member
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -21,7 +21,7 @@ PKGS := $(MODULES:%=./%/...)
 
 all: build
 
-## build: compile every binary into bin/
+## build: compile every binary into bin/ (etcd-member: a test helper, one etcd member in a process)
 build:
 	@mkdir -p $(BIN)
 	cd core && $(GO) build -o $(BIN)/ ./cmd/meshplane ./cmd/kubectl-ws ./cmd/apigen
@@ -32,6 +32,7 @@ build:
 	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator
 	cd examples/mounts && $(GO) build -o $(BIN)/ ./cmd/kubecluster-mounts
 	cd proxy && $(GO) build -o $(BIN)/ ./cmd/front-proxy
+	cd core && $(GO) build -o $(BIN)/etcd-member ./test/e2e/etcdcluster/member
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
 ## <ROOT_DIR>/platform.env appears once everything is ready
