@@ -7,6 +7,7 @@ import (
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -54,6 +55,7 @@ func (p *parts) newSharding() error {
 		p.sharding.register = func(ctx context.Context) error {
 			return tenancy.RegisterShard(ctx, p.reg.shards, opts.ShardName, spec)
 		}
+		p.types.Elsewhere = p.typesElsewhere
 		return nil
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", opts.RootShardKubeconfig)
@@ -72,17 +74,7 @@ func (p *parts) newSharding() error {
 		}
 		return shardItems(obj)
 	}
-	// Workspace types of workspaces on other shards (root's built-in
-	// ones above all) are read through the root shard, which resolves
-	// paths of its own workspaces.
-	rootTypes, err := sharding.NewRemote(cfg, tenancyv1alpha1.SchemeGroupVersion.WithResource("workspacetypes"),
-		func() *tenancyv1alpha1.WorkspaceType { return &tenancyv1alpha1.WorkspaceType{} })
-	if err != nil {
-		return err
-	}
-	p.types.Elsewhere = func(ctx context.Context, path, name string) (*tenancyv1alpha1.WorkspaceType, error) {
-		return rootTypes.Get(ctx, path, "", name)
-	}
+	p.types.Elsewhere = p.typesElsewhere
 	p.sharding.register = func(ctx context.Context) error {
 		// The root shard may start after this one: retry for a while.
 		log := klog.FromContext(ctx)
@@ -95,6 +87,25 @@ func (p *parts) newSharding() error {
 		})
 	}
 	return nil
+}
+
+// typesElsewhere reads a WorkspaceType of a workspace on another shard
+// (found by walking the tree from root) when there is more than one
+// shard.
+func (p *parts) typesElsewhere(ctx context.Context, path, name string) (*tenancyv1alpha1.WorkspaceType, error) {
+	s := p.sharding.shards
+	if path == clusters.Root && !p.isRootShard() {
+		// root's built-in types, the common case: one read on the root shard.
+		return s.WorkspaceType(ctx, path, name)
+	}
+	all, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) < 2 {
+		return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspacetypes"), name)
+	}
+	return s.WorkspaceType(ctx, path, name)
 }
 
 // shardItems are the Shards of a list, typed or unstructured.

@@ -51,10 +51,14 @@ type Shards struct {
 	others  *Others
 }
 
-// Clients are the clients the workspace controller uses on a shard.
+// Clients are the clients the workspace controller uses on a shard, and
+// the readers Locate and WorkspaceType use there (nil for the local
+// ones).
 type Clients struct {
 	LogicalClusters client.Client[*corev1alpha1.LogicalCluster]
 	Bindings        client.Writer[*rbacv1.ClusterRoleBinding]
+	Workspaces      client.Reader[*tenancyv1alpha1.Workspace]
+	Types           client.Reader[*tenancyv1alpha1.WorkspaceType]
 }
 
 // Pick chooses the shard for a new workspace: one matching the
@@ -123,10 +127,20 @@ func (s *Shards) ClientsFor(baseURL string) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
+	wss, err := NewRemote[*tenancyv1alpha1.Workspace](cfg, tenancyv1alpha1.SchemeGroupVersion.WithResource("workspaces"),
+		func() *tenancyv1alpha1.Workspace { return &tenancyv1alpha1.Workspace{} })
+	if err != nil {
+		return nil, err
+	}
+	types, err := NewRemote[*tenancyv1alpha1.WorkspaceType](cfg, tenancyv1alpha1.SchemeGroupVersion.WithResource("workspacetypes"),
+		func() *tenancyv1alpha1.WorkspaceType { return &tenancyv1alpha1.WorkspaceType{} })
+	if err != nil {
+		return nil, err
+	}
 	if s.clients == nil {
 		s.clients = map[string]*Clients{}
 	}
-	c := &Clients{LogicalClusters: lcs, Bindings: crbs}
+	c := &Clients{LogicalClusters: lcs, Bindings: crbs, Workspaces: wss, Types: types}
 	s.clients[baseURL] = c
 	return c, nil
 }

@@ -133,6 +133,16 @@ func TestShards(t *testing.T) {
 		"configmap/on-b", "configmap written through the proxy in "+org+", read on shard b")
 	framework.RequireContains(t, k.WS(t, "tree"), "child", "kubectl ws tree across shards")
 
+	// A workspace type defined on shard b, used for a workspace on the
+	// root shard: found by walking the tree from root.
+	inOrg.RunStdin(t, "apiVersion: tenancy.kcp.io/v1alpha1\nkind: WorkspaceType\nmetadata:\n  name: custom\nspec: {}\n", "apply", "-f", "-")
+	inChild := ps.KubectlFor("root:" + org + ":child")
+	inChild.RunStdin(t, fmt.Sprintf("apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata:\n  name: grand\nspec:\n  location:\n    selector:\n      matchLabels:\n        shard: root\n  type:\n    name: custom\n    path: root:%s\n", org), "apply", "-f", "-")
+	_, shard = waitReady(t, inChild, "grand")
+	framework.RequireEqual(t, shard, "root", "shard of a workspace of a type from shard b, made on the root shard")
+	framework.RequireEqual(t, inChild.Run(t, "get", "workspace", "grand", "-o", "jsonpath={.spec.type.path}:{.spec.type.name}"), "root:"+org+":custom",
+		"type of the workspace")
+
 	// Deleting the child (on root) from its parent's shard (b) removes its
 	// LogicalCluster on root, then the Workspace.
 	inOrg.Run(t, "delete", "workspace", "child", "--wait=false")
