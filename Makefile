@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk core gateway platform bench providers operators examples examples/mounts webhook
+MODULES := apis sdk core gateway platform bench providers operators examples examples/mounts webhook proxy
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider openfga security-operator rebac-authz-webhook
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider openfga security-operator rebac-authz-webhook front-proxy etcd-member
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -22,7 +22,8 @@ PKGS := $(MODULES:%=./%/...)
 all: build
 
 ## build: compile every binary into bin/ (first fetching GraphiQL's pinned
-## browser files from the npm registry for the gateway to embed; once)
+## browser files from the npm registry for the gateway to embed; once;
+## etcd-member: a test helper, one etcd member in a process)
 build:
 	@mkdir -p $(BIN)
 	./scripts/fetch-graphiql.sh
@@ -35,6 +36,8 @@ build:
 	cd examples/mounts && $(GO) build -o $(BIN)/ ./cmd/kubecluster-mounts
 	cd examples && $(GO) build -o $(BIN)/ ./mongodb/cmd/mongodb-provider ./postgres/cmd/postgres-provider
 	cd webhook && $(GO) build -o $(BIN)/ ./cmd/rebac-authz-webhook
+	cd proxy && $(GO) build -o $(BIN)/ ./cmd/front-proxy
+	cd core && $(GO) build -o $(BIN)/etcd-member ./test/e2e/etcdcluster/member
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
 ## <ROOT_DIR>/platform.env appears once everything is ready; EXAMPLES=mongodb,postgres

@@ -12,7 +12,7 @@
 #     --vw-watch-events 0 --vw-large=false --etcd-embedded=false; GW_BENCH=0 skips the gateway
 #
 # Expects bin/meshplane and bin/meshplane-bench (and, for the mounts part,
-# bin/kubecluster-mounts), built by `make build`; this
+# bin/kubecluster-mounts, for the front proxy bin/front-proxy), built by `make build`; this
 # script builds nothing. It creates a temporary root directory, picks free
 # 127.0.0.1 ports, lets meshplane-bench start the server (measuring
 # start-to-ready and RSS), run all phases (configmaps, logical clusters, kcp
@@ -236,4 +236,20 @@ if [[ ${ACCOUNTS_BENCH:-1} != 0 ]]; then
 			--account-operator-pid "$OPID" --platform-core-pid "$CPID"
 	} | tee -a bench-results.md
 	stop_platform
+fi
+
+# The front proxy: GET of one configmap straight to the shard and through
+# bin/front-proxy (p50/p99, interleaved rounds), and how long a new
+# workspace takes to be routable through it. The kit starts the core
+# (bin/meshplane) and the proxy (bin/front-proxy). Skip with PROXY_BENCH=0.
+if [[ ${PROXY_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## front proxy $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		PROXY_BENCH_RUN=1 PROXY_BENCH_OUT="$DIR/proxy.md" MESHPLANE_BIN="$ROOT/bin/meshplane" \
+			FRONT_PROXY_BIN="$ROOT/bin/front-proxy" \
+			go test -count=1 -run 'TestFrontProxyBench' ./proxy/test/bench/ 2>&1 | grep -E '^(ok|FAIL|---)' || true
+		cat "$DIR/proxy.md" 2>/dev/null || true
+	} | tee -a bench-results.md
 fi

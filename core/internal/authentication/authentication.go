@@ -1,6 +1,7 @@
 // Package authentication assembles how the server learns who is calling:
-// admin and static bearer tokens, x509 client certificates, and anonymous
-// access to the health and version endpoints only.
+// admin and static bearer tokens, x509 client certificates, identity
+// headers from a trusted front proxy, and anonymous access to the health
+// and version endpoints only.
 package authentication
 
 import (
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
@@ -37,7 +39,21 @@ type Config struct {
 	TokenAuthFile string
 	// ClientCAFile signs accepted client certificates.
 	ClientCAFile string
+	// RequestHeaderCAFile signs the client certificate of a front proxy
+	// whose X-Remote-User, X-Remote-Uid, X-Remote-Group and
+	// X-Remote-Extra-* headers are believed; RequestHeaderAllowedNames
+	// limits the accepted common names (any the CA signed when empty).
+	RequestHeaderCAFile       string
+	RequestHeaderAllowedNames []string
 }
+
+// The identity headers a front proxy sets (kube-apiserver's defaults).
+var (
+	UserHeaders         = []string{"X-Remote-User"}
+	UIDHeaders          = []string{"X-Remote-Uid"}
+	GroupHeaders        = []string{"X-Remote-Group"}
+	ExtraHeaderPrefixes = []string{"X-Remote-Extra-"}
+)
 
 // New returns the request authenticator and the token authenticator
 // (the latter answers TokenReviews).
@@ -51,7 +67,20 @@ func New(c Config) (authenticator.Request, authenticator.Token, error) {
 		tokens = append(tokens, f)
 	}
 	token := tokenunion.New(tokens...)
-	reqs := []authenticator.Request{bearertoken.New(token)}
+	var reqs []authenticator.Request
+	if c.RequestHeaderCAFile != "" {
+		// First: a request from the front proxy carries its certificate and,
+		// possibly, the caller's bearer token, which must not win.
+		verify, err := x509request.NewStaticVerifierFromFile(c.RequestHeaderCAFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--requestheader-client-ca-file: %w", err)
+		}
+		reqs = append(reqs, headerrequest.NewDynamicVerifyOptionsSecure(verify,
+			headerrequest.StaticStringSlice(c.RequestHeaderAllowedNames),
+			headerrequest.StaticStringSlice(UserHeaders), headerrequest.StaticStringSlice(UIDHeaders),
+			headerrequest.StaticStringSlice(GroupHeaders), headerrequest.StaticStringSlice(ExtraHeaderPrefixes)))
+	}
+	reqs = append(reqs, bearertoken.New(token))
 	if c.ClientCAFile != "" {
 		pem, err := os.ReadFile(c.ClientCAFile)
 		if err != nil {

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
 
@@ -77,6 +79,9 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 		},
 		TokenAuthFile: opts.TokenAuthFile,
 		ClientCAFile:  opts.ClientCAFile,
+
+		RequestHeaderCAFile:       opts.RequestHeaderClientCAFile,
+		RequestHeaderAllowedNames: opts.RequestHeaderAllowedNames,
 	})
 	if err != nil {
 		return nil, err
@@ -107,6 +112,9 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 		return nil, err
 	}
 	c.Generic.Authentication.Authenticator = authn
+	if c.Generic.SecureServing.ClientCA, err = clientCAs(opts.ClientCAFile, opts.RequestHeaderClientCAFile); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -126,6 +134,9 @@ func (c *Config) genericConfig() (*genericapiserver.Config, error) {
 		return nil, fmt.Errorf("serving: %w", err)
 	}
 	config.ExternalAddress = opts.ExternalAddress
+	// Watches end when shutdown begins: other shards and the front proxy
+	// watch every shard, and would hold its shutdown for a minute.
+	config.ShutdownWatchTerminationGracePeriod = 5 * time.Second
 	if opts.AuditLogPath != "" {
 		backend, evaluator, f, err := auditlog.New(opts.AuditLogPath)
 		if err != nil {
@@ -140,6 +151,27 @@ func (c *Config) genericConfig() (*genericapiserver.Config, error) {
 	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions.Definitions, namer)
 	config.OpenAPIV3Config.Info.Title = "Meshplane"
 	return config, nil
+}
+
+// clientCAs are the CAs named in the TLS handshake, so that clients
+// (kubectl with a client certificate, the front proxy) send their
+// certificates; the authenticators verify them.
+func clientCAs(files ...string) (dynamiccertificates.CAContentProvider, error) {
+	var cas []dynamiccertificates.CAContentProvider
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", f)
+		if err != nil {
+			return nil, fmt.Errorf("client CA %s: %w", f, err)
+		}
+		cas = append(cas, ca)
+	}
+	if len(cas) == 0 {
+		return nil, nil
+	}
+	return dynamiccertificates.NewUnionCAContentProvider(cas...), nil
 }
 
 func (c *Config) closeAudit() {

@@ -95,19 +95,25 @@ func freeOSMemoryAfterStart(ctx context.Context) {
 
 // bootstrapRoot creates root and waits until it resolves: the server is
 // not ready before.
+// A shard other than root only registers itself in root.
 func (p *parts) bootstrapRoot(ctx context.Context) error {
 	go p.index.Informer().RunWithContext(ctx)
-	if err := tenancy.Bootstrap(ctx, p.reg.tenancyClients(), p.externalURL); err != nil {
-		return err
+	if p.isRootShard() {
+		if err := tenancy.Bootstrap(ctx, p.reg.tenancyClients(), p.externalURL); err != nil {
+			return err
+		}
+		if err := apiexport.EnsureRootExports(ctx, p.reg.exports); err != nil {
+			return err
+		}
 	}
-	if err := tenancy.EnsureShard(ctx, p.reg.shards, p.externalURL); err != nil {
-		return err
-	}
-	if err := apiexport.EnsureRootExports(ctx, p.reg.exports); err != nil {
-		return err
+	if err := p.sharding.register(ctx); err != nil {
+		return fmt.Errorf("registering shard %s: %w", p.config.Options.ShardName, err)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), p.index.HasSynced) {
 		return fmt.Errorf("logical cluster index did not sync")
+	}
+	if !p.isRootShard() {
+		return nil
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		_, ok := p.index.Resolve("root")
@@ -151,7 +157,7 @@ func (p *parts) installDefaultAPIBindings() controller {
 
 func (p *parts) installWorkspace(inf informers) controller {
 	return workspacecontroller.New(p.reg.workspaces, p.reg.logicalClusters, p.reg.clusterRoleBindings, p.index, p.types, p.externalURL,
-		inf.of(p.reg.workspaces.Storage, &tenancyv1alpha1.Workspace{}))
+		p.sharding.shards, inf.of(p.reg.workspaces.Storage, &tenancyv1alpha1.Workspace{}))
 }
 
 func (p *parts) installLogicalCluster() controller {

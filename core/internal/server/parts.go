@@ -71,6 +71,8 @@ type parts struct {
 	// informers are the shared wildcard informers, started with the
 	// controllers.
 	informers informers
+	// sharding: this server among the shards of an install.
+	sharding *shardParts
 }
 
 func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) {
@@ -80,6 +82,9 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	}
 	p.index = tenancy.NewIndex(p.reg.logicalClusters.Storage)
 	p.types = &tenancy.Types{Index: p.index, Store: p.reg.workspaceTypes}
+	if err := p.newSharding(); err != nil {
+		return nil, err
+	}
 	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers,
 		Builtin: builtinGroups()}
 	p.newAuthorizer()

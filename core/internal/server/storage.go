@@ -1,7 +1,11 @@
 package server
 
 import (
+	"crypto/tls"
+	"fmt"
 	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 
 	"github.com/meshplane/meshplane/core/internal/embeddedetcd"
 	"github.com/meshplane/meshplane/core/internal/server/options"
@@ -26,13 +30,31 @@ func startStorage(opts *options.Completed) (*storageStage, error) {
 		s.etcd = e
 		endpoints = []string{e.ClientURL}
 	}
-	backend, err := clusterstore.NewBackend(endpoints, "/registry", 5*time.Minute)
+	tlsConfig, err := etcdTLS(opts)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	backend, err := clusterstore.NewBackend(endpoints, "/registry", 5*time.Minute, tlsConfig)
 	if err != nil {
 		s.close()
 		return nil, err
 	}
 	s.backend = backend
 	return s, nil
+}
+
+// etcdTLS is the client TLS of an external etcd (nil without the flags).
+func etcdTLS(opts *options.Completed) (*tls.Config, error) {
+	if opts.EtcdCAFile == "" && opts.EtcdCertFile == "" {
+		return nil, nil
+	}
+	info := transport.TLSInfo{CertFile: opts.EtcdCertFile, KeyFile: opts.EtcdKeyFile, TrustedCAFile: opts.EtcdCAFile}
+	c, err := info.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("etcd TLS: %w", err)
+	}
+	return c, nil
 }
 
 func (s *storageStage) close() {

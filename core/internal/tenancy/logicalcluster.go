@@ -19,10 +19,18 @@ import (
 func CreateLogicalCluster(ctx context.Context, lcs client.Writer[*corev1alpha1.LogicalCluster], cluster, path, typeID, url string,
 	creator *authenticationv1.UserInfo, inits []corev1alpha1.LogicalClusterInitializer, terms []corev1alpha1.LogicalClusterTerminator,
 	owner *corev1alpha1.LogicalClusterOwner) error {
+	return CreateLogicalClusterOn(ctx, lcs, ShardName, cluster, path, typeID, url, creator, inits, terms, owner)
+}
+
+// CreateLogicalClusterOn is CreateLogicalCluster for a cluster on shard
+// (lcs writes there).
+func CreateLogicalClusterOn(ctx context.Context, lcs client.Writer[*corev1alpha1.LogicalCluster], shard, cluster, path, typeID, url string,
+	creator *authenticationv1.UserInfo, inits []corev1alpha1.LogicalClusterInitializer, terms []corev1alpha1.LogicalClusterTerminator,
+	owner *corev1alpha1.LogicalClusterOwner) error {
 	lc := &corev1alpha1.LogicalCluster{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        corev1alpha1.LogicalClusterName,
-			Annotations: map[string]string{PathAnnotation: path, TypeAnnotation: typeID, ShardAnnotation: ShardName},
+			Annotations: map[string]string{PathAnnotation: path, TypeAnnotation: typeID, ShardAnnotation: shard},
 			Finalizers:  []string{corev1alpha1.LogicalClusterFinalizerName},
 			Labels:      LifecycleLabels(inits, nil),
 		},

@@ -40,28 +40,27 @@ func ShardAnnotations(name string) map[string]string {
 	return map[string]string{ShardAnnotation: name, ShardHashAnnotation: ShardNameHash(name)}
 }
 
-// EnsureShard registers the server as Shard ShardName in root, with its
-// URLs; an existing Shard gets the URLs of this start.
-func EnsureShard(ctx context.Context, shards client.Client[*corev1alpha1.Shard], externalURL string) error {
-	spec := corev1alpha1.ShardSpec{BaseURL: externalURL, ExternalURL: externalURL, VirtualWorkspaceURL: externalURL}
-	existing, err := shards.Get(ctx, clusters.Root, "", ShardName)
+// RegisterShard creates or updates Shard name in root (shards writes
+// there: in process on the root shard, through its API on the others).
+func RegisterShard(ctx context.Context, shards client.Client[*corev1alpha1.Shard], name string, spec corev1alpha1.ShardSpec) error {
+	existing, err := shards.Get(ctx, clusters.Root, "", name)
 	if apierrors.IsNotFound(err) {
-		shard := &corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: ShardName}, Spec: spec}
+		shard := &corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
 		if _, err := shards.Create(ctx, clusters.Root, "", shard); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("registering shard %s: %w", ShardName, err)
+			return fmt.Errorf("registering shard %s: %w", name, err)
 		}
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading shard %s: %w", ShardName, err)
+		return fmt.Errorf("reading shard %s: %w", name, err)
 	}
 	if existing.Spec == spec {
 		return nil
 	}
 	existing = existing.DeepCopy()
 	existing.Spec = spec
-	if _, err := shards.Update(ctx, clusters.Root, "", ShardName, existing); err != nil {
-		return fmt.Errorf("updating shard %s: %w", ShardName, err)
+	if _, err := shards.Update(ctx, clusters.Root, "", name, existing); err != nil {
+		return fmt.Errorf("updating shard %s: %w", name, err)
 	}
 	return nil
 }

@@ -17,6 +17,9 @@ import (
 type Types struct {
 	Index *Index
 	Store client.Reader[*tenancyv1alpha1.WorkspaceType]
+	// Elsewhere, when set, reads a type in a workspace this shard does not
+	// hold (another shard's); nil and NotFound mean not there.
+	Elsewhere func(ctx context.Context, path, name string) (*tenancyv1alpha1.WorkspaceType, error)
 }
 
 // Type is a resolved workspace type with the path of its workspace.
@@ -53,7 +56,17 @@ func (t *Types) Resolve(ctx context.Context, ref tenancyv1alpha1.WorkspaceTypeRe
 	for _, p := range candidates {
 		cluster, ok := t.Index.Resolve(p)
 		if !ok {
-			continue
+			if t.Elsewhere == nil {
+				continue
+			}
+			wt, err := t.Elsewhere(ctx, p, string(ref.Name))
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return Type{}, err
+			}
+			return Type{WorkspaceType: wt, Path: p}, nil
 		}
 		wt, err := t.Store.Get(ctx, cluster, "", string(ref.Name))
 		if apierrors.IsNotFound(err) {

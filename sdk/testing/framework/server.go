@@ -51,6 +51,9 @@ type Options struct {
 	StartTimeout time.Duration
 	// Binary is the meshplane binary (MeshplaneBinary() when empty).
 	Binary string
+	// ShareWith is a server whose CA, admin tokens and token users this
+	// one gets (another shard of the same install).
+	ShareWith *Server
 }
 
 // Option changes Options.
@@ -69,6 +72,14 @@ func WithExtraArgs(args ...string) Option {
 // WithStartTimeout changes how long to wait for /readyz.
 func WithStartTimeout(d time.Duration) Option {
 	return func(o *Options) { o.StartTimeout = d }
+}
+
+// WithCredentialsOf makes the server another shard of root's install: it
+// starts with root's CA (ca.crt, ca.key: its serving certificate is
+// signed by it), admin tokens and token users, so one kubeconfig and one
+// token work on every shard.
+func WithCredentialsOf(root *Server) Option {
+	return func(o *Options) { o.ShareWith = root }
 }
 
 // WithBinary runs another meshplane binary than MeshplaneBinary().
@@ -175,6 +186,15 @@ func Start(opts ...Option) (*Server, error) {
 		users:        map[string]TokenUser{},
 		ownsRootDir:  true,
 	}
+	if o.ShareWith != nil {
+		if err := s.shareCredentials(o.ShareWith); err != nil {
+			return nil, err
+		}
+		o.TokenUsers = nil
+		for _, u := range o.ShareWith.users {
+			o.TokenUsers = append(o.TokenUsers, u)
+		}
+	}
 	if err := s.writeTokenFile(o.TokenUsers); err != nil {
 		return nil, err
 	}
@@ -215,6 +235,21 @@ func defaultStartTimeout() time.Duration {
 }
 
 func keepDirs() bool { return os.Getenv("MESHPLANE_E2E_KEEP") != "" }
+
+// shareCredentials copies root's CA and admin tokens into the root
+// directory (the server uses files it finds there).
+func (s *Server) shareCredentials(root *Server) error {
+	for _, f := range []string{"ca.crt", "ca.key", "admin-tokens"} {
+		b, err := os.ReadFile(filepath.Join(root.RootDir, f))
+		if err != nil {
+			return fmt.Errorf("sharing credentials of %s: %w", root.RootDir, err)
+		}
+		if err := os.WriteFile(filepath.Join(s.RootDir, f), b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (s *Server) writeTokenFile(users []TokenUser) error {
 	var buf bytes.Buffer

@@ -9,12 +9,18 @@
 //  3. reconcile_phase.go: mirror the LogicalCluster's phase and
 //     initializers.
 //
+// With several shards (shards not nil), scheduling picks the shard and the
+// child's LogicalCluster is written on it through its API; a child on
+// another shard is read from there, and its changes arrive through a
+// watch on that shard (sharding.Others).
+//
 // Mounted Workspaces (spec.mount) get no logical cluster: only deletion
 // is done here for them.
 package workspace
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -26,6 +32,7 @@ import (
 
 	"github.com/meshplane/meshplane/core/internal/reconciler/client"
 	"github.com/meshplane/meshplane/core/internal/reconciler/runner"
+	"github.com/meshplane/meshplane/core/internal/sharding"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
@@ -38,15 +45,21 @@ type Controller struct {
 	deletion   *deletionReconciler
 	scheduling *schedulingReconciler
 	phase      *phaseReconciler
+	shards     *sharding.Shards
 }
 
 // New returns the controller. informer follows Workspaces in every
 // cluster; the caller runs it.
 func New(workspaces client.Client[*tenancyv1alpha1.Workspace], logicalClusters client.Client[*corev1alpha1.LogicalCluster],
 	bindings client.Writer[*rbacv1.ClusterRoleBinding], index *tenancy.Index, types *tenancy.Types, externalURL string,
-	informer cache.SharedIndexInformer) *Controller {
+	shards *sharding.Shards, informer cache.SharedIndexInformer) *Controller {
+	local := &sharding.Clients{LogicalClusters: logicalClusters, Bindings: bindings}
 	getLC := func(ctx context.Context, cluster string) (*corev1alpha1.LogicalCluster, error) {
-		return logicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
+		on, err := shards.On(ctx, local)
+		if err != nil {
+			return nil, err
+		}
+		return on.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
 	}
 	update := func(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) (*tenancyv1alpha1.Workspace, error) {
 		return workspaces.Update(ctx, parent, "", ws.Name, ws)
@@ -55,14 +68,18 @@ func New(workspaces client.Client[*tenancyv1alpha1.Workspace], logicalClusters c
 		_, err := workspaces.UpdateStatus(ctx, parent, "", ws.Name, ws)
 		return err
 	}
-	return &Controller{
+	c := &Controller{
 		workspaces: workspaces,
 		informer:   informer,
 		index:      index,
 		deletion: &deletionReconciler{
 			getLogicalCluster: getLC,
 			deleteLogicalCluster: func(ctx context.Context, cluster string) error {
-				return logicalClusters.Delete(ctx, cluster, "", corev1alpha1.LogicalClusterName)
+				on, err := shards.On(ctx, local)
+				if err != nil {
+					return err
+				}
+				return on.LogicalClusters.Delete(ctx, cluster, "", corev1alpha1.LogicalClusterName)
 			},
 			update: update, updateStatus: updateStatus,
 		},
@@ -72,29 +89,66 @@ func New(workspaces client.Client[*tenancyv1alpha1.Workspace], logicalClusters c
 			aliases:     types.Aliases,
 			createLogicalCluster: func(ctx context.Context, cluster, path, typeID, url string, creator *authenticationv1.UserInfo,
 				inits []corev1alpha1.LogicalClusterInitializer, terms []corev1alpha1.LogicalClusterTerminator, owner *corev1alpha1.LogicalClusterOwner) error {
-				return tenancy.CreateLogicalCluster(ctx, logicalClusters, cluster, path, typeID, url, creator, inits, terms, owner)
+				on, err := shards.On(ctx, local)
+				if err != nil {
+					return err
+				}
+				shard := sharding.ShardFrom(ctx)
+				if shard == "" {
+					shard = tenancy.ShardName
+				}
+				return tenancy.CreateLogicalClusterOn(ctx, on.LogicalClusters, shard, cluster, path, typeID, url, creator, inits, terms, owner)
 			},
 			ensureAdmin: func(ctx context.Context, cluster string, owner *authenticationv1.UserInfo) error {
-				return tenancy.EnsureAdmin(ctx, bindings, cluster, owner)
+				on, err := shards.On(ctx, local)
+				if err != nil {
+					return err
+				}
+				return tenancy.EnsureAdmin(ctx, on.Bindings, cluster, owner)
 			},
 			update: update, updateStatus: updateStatus,
 			externalURL: externalURL,
 		},
-		phase: &phaseReconciler{getLogicalCluster: getLC, updateStatus: updateStatus},
+		shards: shards,
+		phase:  &phaseReconciler{getLogicalCluster: getLC, updateStatus: updateStatus},
 	}
+	if shards != nil {
+		c.scheduling.pickShard = func(ctx context.Context, ws *tenancyv1alpha1.Workspace) (string, string, error) {
+			sh, err := shards.Pick(ctx, ws)
+			if err != nil {
+				return "", "", err
+			}
+			shards.Others().Ensure(sh.Name, sh.Spec.BaseURL) // to follow the child's LogicalCluster
+			if sh.Spec.ExternalURL != "" {
+				return sh.Name, sh.Spec.ExternalURL, nil
+			}
+			return sh.Name, sh.Spec.BaseURL, nil
+		}
+	}
+	return c
 }
+
+// unschedulableRetry is how often a Workspace no shard took is tried again.
+const unschedulableRetry = time.Second
 
 // Run reconciles until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
 	r := runner.New("workspace", 4, c.reconcile)
 	_ = r.EnqueueFrom(c.informer, runner.ObjectKeys)
 	// A change of a child's LogicalCluster concerns its Workspace.
-	_ = r.EnqueueFrom(c.index.Informer(), func(obj any) []runner.Key {
+	owner := func(obj any) []runner.Key {
 		if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && lc.Spec.Owner != nil && lc.Spec.Owner.Resource == "workspaces" {
 			return []runner.Key{{Cluster: lc.Spec.Owner.Cluster, Name: lc.Spec.Owner.Name}}
 		}
 		return nil
-	})
+	}
+	_ = r.EnqueueFrom(c.index.Informer(), owner)
+	if c.shards != nil {
+		// Children on other shards.
+		others := c.shards.Others()
+		_ = r.EnqueueFrom(others, owner)
+		go others.Run(ctx)
+	}
 	r.Run(ctx)
 }
 
@@ -106,13 +160,22 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 	if err != nil {
 		return 0, err
 	}
+	remote := c.shards != nil && ws.Annotations[tenancy.ShardAnnotation] != "" && ws.Annotations[tenancy.ShardAnnotation] != c.shards.Self
+	if remote {
+		ctx = sharding.WithShard(ctx, ws.Annotations[tenancy.ShardAnnotation])
+	}
 	switch {
 	case ws.DeletionTimestamp != nil:
 		return c.deletion.reconcile(ctx, key.Cluster, ws)
 	case ws.Spec.Mount != nil:
 		return 0, nil // a mount has no logical cluster: see controllers/workspacemount
 	case ws.Spec.Cluster == "":
-		return 0, c.scheduling.reconcile(ctx, key.Cluster, ws)
+		if err := c.scheduling.reconcile(ctx, key.Cluster, ws); errors.Is(err, errUnschedulable) {
+			return unschedulableRetry, nil // Shards are not watched here
+		} else if err != nil {
+			return 0, err
+		}
+		return 0, nil
 	default:
 		return 0, c.phase.reconcile(ctx, key.Cluster, ws)
 	}

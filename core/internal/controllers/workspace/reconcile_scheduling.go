@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -12,6 +13,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/meshplane/meshplane/core/internal/sharding"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
@@ -29,6 +31,9 @@ type schedulingReconciler struct {
 	update       func(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) (*tenancyv1alpha1.Workspace, error)
 	updateStatus func(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) error
 	externalURL  string
+	// pickShard, when set, chooses the shard (name and external URL) of
+	// a new workspace; without it every workspace is on this server.
+	pickShard func(ctx context.Context, ws *tenancyv1alpha1.Workspace) (name, externalURL string, err error)
 }
 
 func (r *schedulingReconciler) reconcile(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) error {
@@ -47,8 +52,15 @@ func (r *schedulingReconciler) reconcile(ctx context.Context, parent string, ws 
 	inits, terms := tenancy.Lifecycle(aliases)
 	cluster := tenancy.WorkspaceClusterName(parent, string(ws.UID))
 	path := parentPath + ":" + ws.Name
-	url := r.externalURL + "/clusters/" + path
-	klog.FromContext(ctx).V(2).Info("Scheduling workspace", "logicalCluster", cluster, "path", path, "type", t.ID())
+	shard, externalURL := tenancy.ShardName, r.externalURL
+	if r.pickShard != nil {
+		if shard, externalURL, err = r.pickShard(ctx, ws); err != nil {
+			return r.unschedulable(ctx, parent, ws, err)
+		}
+		ctx = sharding.WithShard(ctx, shard)
+	}
+	url := externalURL + "/clusters/" + path
+	klog.FromContext(ctx).V(2).Info("Scheduling workspace", "logicalCluster", cluster, "path", path, "type", t.ID(), "shard", shard)
 
 	owner := &authenticationv1.UserInfo{}
 	// A missing or unreadable owner annotation leaves the owner empty: no
@@ -66,7 +78,7 @@ func (r *schedulingReconciler) reconcile(ctx context.Context, parent string, ws 
 	if ws.Annotations == nil {
 		ws.Annotations = map[string]string{}
 	}
-	for k, v := range tenancy.ShardAnnotations(tenancy.ShardName) {
+	for k, v := range tenancy.ShardAnnotations(shard) {
 		ws.Annotations[k] = v
 	}
 	ws.Spec.Cluster, ws.Spec.URL = cluster, url
@@ -82,4 +94,27 @@ func (r *schedulingReconciler) reconcile(ctx context.Context, parent string, ws 
 	conditions.MarkFalse(ws, tenancyv1alpha1.WorkspaceInitialized, tenancyv1alpha1.WorkspaceInitializedInitializerExists,
 		conditionsv1alpha1.ConditionSeverityInfo, "Initializers still exist: %v", inits)
 	return r.updateStatus(ctx, parent, ws)
+}
+
+// errUnschedulable: no shard takes the Workspace now; try again later.
+var errUnschedulable = errors.New("no shard can take the workspace")
+
+// unschedulable records in the WorkspaceScheduled condition that no shard
+// matches (kcp's Unschedulable reason); other errors pass.
+func (r *schedulingReconciler) unschedulable(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace, err error) error {
+	var none *sharding.NoShardError
+	if !errors.As(err, &none) {
+		return err
+	}
+	if conditions.GetReason(ws, tenancyv1alpha1.WorkspaceScheduled) == tenancyv1alpha1.WorkspaceReasonUnschedulable &&
+		conditions.GetMessage(ws, tenancyv1alpha1.WorkspaceScheduled) == err.Error() {
+		return errUnschedulable
+	}
+	ws = ws.DeepCopy()
+	conditions.MarkFalse(ws, tenancyv1alpha1.WorkspaceScheduled, tenancyv1alpha1.WorkspaceReasonUnschedulable,
+		conditionsv1alpha1.ConditionSeverityError, "%s", err.Error())
+	if err := r.updateStatus(ctx, parent, ws); err != nil {
+		return err
+	}
+	return errUnschedulable
 }

@@ -5,8 +5,10 @@ package options
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -21,12 +23,28 @@ type Options struct {
 	EmbeddedEtcdClientPort int
 	EmbeddedEtcdPeerPort   int
 	EtcdServers            []string
-	ExternalHostname       string
-	TokenAuthFile          string
-	ClientCAFile           string
+	// EtcdCAFile, EtcdCertFile and EtcdKeyFile: TLS to the external etcd
+	// (kube-apiserver's flag names).
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	ExternalHostname                      string
+	TokenAuthFile                         string
+	ClientCAFile                          string
 	// AuthenticationConfig is kube-apiserver's structured authentication
 	// configuration file (JWT issuers), reloaded when it changes.
 	AuthenticationConfig string
+	// ShardName names this shard ("root": the shard holding root).
+	ShardName string
+	// RootShardKubeconfig reaches the root shard from another shard
+	// (its credentials are used on every shard).
+	RootShardKubeconfig string
+	// ShardBaseURL is the shard's own URL (default: the external
+	// address); ShardExternalURL is the URL clients use for workspaces on
+	// it, a front proxy's (default: ShardBaseURL).
+	ShardBaseURL, ShardExternalURL string
+	// RequestHeaderClientCAFile and RequestHeaderAllowedNames: the front
+	// proxy whose identity headers are believed (kube's flag names).
+	RequestHeaderClientCAFile string
+	RequestHeaderAllowedNames []string
 	// KubeconfigPath is where the admin kubeconfig is written (default
 	// <root-directory>/admin.kubeconfig).
 	KubeconfigPath string
@@ -84,6 +102,7 @@ func New() *Options {
 		AuthorizationWebhookVersion:              "v1beta1",
 		AuthorizationWebhookCacheAuthorizedTTL:   5 * time.Minute,
 		AuthorizationWebhookCacheUnauthorizedTTL: 30 * time.Second,
+		ShardName:                                "root",
 	}
 }
 
@@ -95,11 +114,23 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.EmbeddedEtcdClientPort, "embedded-etcd-client-port", o.EmbeddedEtcdClientPort, "Client port of the embedded etcd.")
 	fs.IntVar(&o.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcdPeerPort, "Peer port of the embedded etcd.")
 	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "External etcd endpoints to use instead of the embedded etcd (comma separated).")
+	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle that signs the certificates of the --etcd-servers (https:// endpoints).")
+	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "Client certificate presented to the --etcd-servers.")
+	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "Key of --etcd-certfile.")
 	fs.StringVar(&o.ExternalHostname, "external-hostname", o.ExternalHostname, "Host name (and optional port) clients reach the server at; used in URLs the server hands out. Defaults to the bind address and secure port.")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringVar(&o.AuthenticationConfig, "authentication-config", o.AuthenticationConfig,
 		"File with an AuthenticationConfiguration (apiserver.config.k8s.io v1, v1beta1 or v1alpha1): JWT issuers (OIDC) whose tokens authenticate users, as kube-apiserver's flag; reloaded when the file changes.")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that signs accepted x509 client certificates (CN = user, O = groups).")
+	fs.StringVar(&o.ShardName, "shard-name", o.ShardName, "Name of this shard; a shard other than root needs --root-shard-kubeconfig and registers itself in root.")
+	fs.StringVar(&o.RootShardKubeconfig, "root-shard-kubeconfig", o.RootShardKubeconfig,
+		"Kubeconfig of the root shard (current context; system:masters), for a shard other than root. Its credentials and CA are used for every shard: shards of one install share them.")
+	fs.StringVar(&o.ShardBaseURL, "shard-base-url", o.ShardBaseURL, "URL other shards and the front proxy reach this shard at (default https://<external address>).")
+	fs.StringVar(&o.ShardExternalURL, "shard-external-url", o.ShardExternalURL, "URL clients reach workspaces of this shard at, usually the front proxy's; used in Workspace URLs (default --shard-base-url).")
+	fs.StringVar(&o.RequestHeaderClientCAFile, "requestheader-client-ca-file", o.RequestHeaderClientCAFile,
+		"CA bundle that signs the client certificate of a front proxy; requests made with such a certificate are authenticated as the user in their X-Remote-User, X-Remote-Uid, X-Remote-Group and X-Remote-Extra-* headers.")
+	fs.StringSliceVar(&o.RequestHeaderAllowedNames, "requestheader-allowed-names", o.RequestHeaderAllowedNames,
+		"Common names accepted from certificates signed by --requestheader-client-ca-file (empty: any).")
 	fs.StringVar(&o.KubeconfigPath, "kubeconfig-path", o.KubeconfigPath, "Where to write the admin kubeconfig (default <root-directory>/admin.kubeconfig).")
 	fs.Int64Var(&o.EmbeddedEtcdWALSizeBytes, "embedded-etcd-wal-size-bytes", o.EmbeddedEtcdWALSizeBytes, "Size of the embedded etcd's WAL segment files (0: etcd's default of 64 MB).")
 	fs.Var(cliflag.NewMapStringBool(&o.FeatureGates), "feature-gates", "Kubernetes feature gates, key=value pairs separated by commas; unknown gates (such as kcp's) are ignored with a warning.")
@@ -146,6 +177,29 @@ func (o *Options) Validate() []error {
 	if len(o.EtcdServers) == 0 && o.EmbeddedEtcdClientPort == o.EmbeddedEtcdPeerPort {
 		errs = append(errs, fmt.Errorf("--embedded-etcd-client-port and --embedded-etcd-peer-port must differ"))
 	}
+	if (o.EtcdCAFile != "" || o.EtcdCertFile != "" || o.EtcdKeyFile != "") && len(o.EtcdServers) == 0 {
+		errs = append(errs, fmt.Errorf("--etcd-cafile, --etcd-certfile and --etcd-keyfile are for --etcd-servers"))
+	}
+	if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
+		errs = append(errs, fmt.Errorf("--etcd-certfile and --etcd-keyfile go together"))
+	}
+	if o.ShardName == "" {
+		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))
+	}
+	if o.ShardName != "" && o.ShardName != "root" && o.RootShardKubeconfig == "" {
+		errs = append(errs, fmt.Errorf("--shard-name %s needs --root-shard-kubeconfig: a shard other than root registers itself there", o.ShardName))
+	}
+	if o.ShardName == "root" && o.RootShardKubeconfig != "" {
+		errs = append(errs, fmt.Errorf("--root-shard-kubeconfig is for shards other than root: give --shard-name"))
+	}
+	for name, u := range map[string]string{"--shard-base-url": o.ShardBaseURL, "--shard-external-url": o.ShardExternalURL} {
+		if u == "" {
+			continue
+		}
+		if parsed, err := url.Parse(u); err != nil || parsed.Scheme != "https" || parsed.Host == "" {
+			errs = append(errs, fmt.Errorf("%s %q is not an https:// URL", name, u))
+		}
+	}
 	if len(o.ServiceAccountIssuers) == 0 || o.ServiceAccountIssuers[0] == "" {
 		errs = append(errs, fmt.Errorf("--service-account-issuer must not be empty"))
 	}
@@ -168,6 +222,8 @@ func (o *Options) Validate() []error {
 	for name, f := range map[string]string{"--token-auth-file": o.TokenAuthFile, "--client-ca-file": o.ClientCAFile,
 		"--authentication-config":             o.AuthenticationConfig,
 		"--authorization-webhook-config-file": o.AuthorizationWebhookConfigFile,
+		"--root-shard-kubeconfig":             o.RootShardKubeconfig,
+		"--requestheader-client-ca-file":      o.RequestHeaderClientCAFile,
 		"--service-account-signing-key-file":  o.ServiceAccountSigningKeyFile} {
 		if f == "" {
 			continue
@@ -211,6 +267,19 @@ func (o *Options) Complete() (*Completed, error) {
 	}
 	if _, _, err := net.SplitHostPort(ext); err != nil {
 		ext = net.JoinHostPort(ext, fmt.Sprint(o.SecurePort))
+	}
+	if c.ShardBaseURL == "" {
+		c.ShardBaseURL = "https://" + ext
+	}
+	c.ShardBaseURL = strings.TrimSuffix(c.ShardBaseURL, "/")
+	if c.ShardExternalURL == "" {
+		c.ShardExternalURL = c.ShardBaseURL
+	}
+	c.ShardExternalURL = strings.TrimSuffix(c.ShardExternalURL, "/")
+	if c.RootShardKubeconfig != "" {
+		if c.RootShardKubeconfig, err = filepath.Abs(c.RootShardKubeconfig); err != nil {
+			return nil, err
+		}
 	}
 	return &Completed{Options: &c, ExternalAddress: ext}, nil
 }

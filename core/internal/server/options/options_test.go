@@ -76,3 +76,45 @@ func TestKCPHarnessFlags(t *testing.T) {
 		t.Errorf("a negative WAL size must be refused")
 	}
 }
+
+func TestShardAndEtcdFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // parts of the errors, one each; none: valid
+	}{
+		{[]string{"--shard-name", "b"}, []string{"--root-shard-kubeconfig"}},
+		{[]string{"--root-shard-kubeconfig", "options_test.go"}, []string{"for shards other than root"}},
+		{[]string{"--shard-name", "b", "--root-shard-kubeconfig", "options_test.go", "--shard-external-url", "https://proxy:443"}, nil},
+		{[]string{"--shard-name", "", "--shard-base-url", "http://plain"}, []string{"--shard-name must not be empty", "--shard-base-url"}},
+		{[]string{"--etcd-cafile", "options_test.go"}, []string{"are for --etcd-servers"}},
+		{[]string{"--etcd-servers", "https://127.0.0.1:2379", "--etcd-certfile", "options_test.go"}, []string{"go together"}},
+		{[]string{"--etcd-servers", "https://127.0.0.1:2379", "--etcd-cafile", "options_test.go", "--etcd-certfile", "options_test.go", "--etcd-keyfile", "options_test.go"}, nil},
+		{[]string{"--requestheader-client-ca-file", "/does/not/exist"}, []string{"--requestheader-client-ca-file"}},
+	} {
+		o := New()
+		fs := pflag.NewFlagSet("start", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		errs := o.Validate()
+		if len(errs) != len(tc.want) {
+			t.Errorf("%v: errors %v, want %d", tc.args, errs, len(tc.want))
+			continue
+		}
+		for i, want := range tc.want {
+			if !strings.Contains(errs[i].Error(), want) {
+				t.Errorf("%v: error %q does not mention %q", tc.args, errs[i], want)
+			}
+		}
+	}
+	o := New()
+	o.SecurePort = 7000
+	c, err := o.Complete()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ShardBaseURL != "https://127.0.0.1:7000" || c.ShardExternalURL != c.ShardBaseURL {
+		t.Errorf("shard URLs default to %q and %q", c.ShardBaseURL, c.ShardExternalURL)
+	}
+}

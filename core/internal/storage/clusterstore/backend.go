@@ -2,6 +2,7 @@ package clusterstore
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"strings"
 	"sync"
@@ -35,9 +36,10 @@ type Backend struct {
 
 // NewBackend connects to etcd at endpoints. Keys are stored under prefix
 // (for example /registry).
-func NewBackend(endpoints []string, prefix string, compactInterval time.Duration) (*Backend, error) {
+func NewBackend(endpoints []string, prefix string, compactInterval time.Duration, tlsConfig *tls.Config) (*Backend, error) {
 	client, err := kubernetes.New(clientv3.Config{
 		Endpoints:          endpoints,
+		TLS:                tlsConfig,
 		DialTimeout:        20 * time.Second,
 		DialKeepAliveTime:  30 * time.Second,
 		MaxCallSendMsgSize: 3 * 1024 * 1024,

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/internal/clusters"
+	"github.com/meshplane/meshplane/core/internal/sharding"
+	"github.com/meshplane/meshplane/core/internal/tenancy"
+)
+
+// shardParts: this server as one shard of an install.
+type shardParts struct {
+	shards *sharding.Shards
+	// root holds the Shards: in process on the root shard, the root
+	// shard's API on the others.
+	root interface {
+		Get(ctx context.Context, cluster, namespace, name string) (*corev1alpha1.Shard, error)
+	}
+	register func(ctx context.Context) error
+}
+
+func (p *parts) isRootShard() bool { return p.config.Options.ShardName == sharding.RootShard }
+
+// newSharding builds the view of the other shards. The root shard lists
+// Shards in process and reaches the others with the shard admin's token
+// and its CA (shards of an install share both); another shard does all
+// of it through --root-shard-kubeconfig.
+func (p *parts) newSharding() error {
+	opts := p.config.Options
+	spec := corev1alpha1.ShardSpec{BaseURL: opts.ShardBaseURL, ExternalURL: opts.ShardExternalURL, VirtualWorkspaceURL: opts.ShardBaseURL}
+	s := &sharding.Shards{Self: opts.ShardName}
+	p.sharding = &shardParts{shards: s}
+	if p.isRootShard() {
+		s.List = func(ctx context.Context) ([]corev1alpha1.Shard, error) {
+			obj, err := p.reg.shards.List(ctx, clusters.Root, "", nil)
+			if err != nil {
+				return nil, err
+			}
+			return shardItems(obj)
+		}
+		s.Remote = &rest.Config{BearerToken: p.config.Tokens.ShardAdmin, TLSClientConfig: rest.TLSClientConfig{CAFile: p.config.CAFile}}
+		p.sharding.register = func(ctx context.Context) error {
+			return tenancy.RegisterShard(ctx, p.reg.shards, opts.ShardName, spec)
+		}
+		p.types.Elsewhere = p.typesElsewhere
+		return nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.RootShardKubeconfig)
+	if err != nil {
+		return fmt.Errorf("--root-shard-kubeconfig: %w", err)
+	}
+	s.Remote = cfg
+	rootShards, err := sharding.NewRemote(cfg, corev1alpha1.SchemeGroupVersion.WithResource("shards"), func() *corev1alpha1.Shard { return &corev1alpha1.Shard{} })
+	if err != nil {
+		return err
+	}
+	s.List = func(ctx context.Context) ([]corev1alpha1.Shard, error) {
+		obj, err := rootShards.List(ctx, clusters.Root, "", nil)
+		if err != nil {
+			return nil, err
+		}
+		return shardItems(obj)
+	}
+	p.types.Elsewhere = p.typesElsewhere
+	p.sharding.register = func(ctx context.Context) error {
+		// The root shard may start after this one: retry for a while.
+		log := klog.FromContext(ctx)
+		return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+			if err := tenancy.RegisterShard(ctx, rootShards, opts.ShardName, spec); err != nil {
+				log.Info("Cannot register the shard in root yet", "err", err.Error())
+				return false, nil
+			}
+			return true, nil
+		})
+	}
+	return nil
+}
+
+// typesElsewhere reads a WorkspaceType of a workspace on another shard
+// (found by walking the tree from root) when there is more than one
+// shard.
+func (p *parts) typesElsewhere(ctx context.Context, path, name string) (*tenancyv1alpha1.WorkspaceType, error) {
+	s := p.sharding.shards
+	if path == clusters.Root && !p.isRootShard() {
+		// root's built-in types, the common case: one read on the root shard.
+		return s.WorkspaceType(ctx, path, name)
+	}
+	all, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) < 2 {
+		return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspacetypes"), name)
+	}
+	return s.WorkspaceType(ctx, path, name)
+}
+
+// shardItems are the Shards of a list, typed or unstructured.
+func shardItems(obj runtime.Object) ([]corev1alpha1.Shard, error) {
+	items, err := meta.ExtractList(obj)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]corev1alpha1.Shard, 0, len(items))
+	for _, it := range items {
+		switch o := it.(type) {
+		case *corev1alpha1.Shard:
+			out = append(out, *o)
+		case *unstructured.Unstructured:
+			var sh corev1alpha1.Shard
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &sh); err != nil {
+				return nil, err
+			}
+			out = append(out, sh)
+		default:
+			return nil, fmt.Errorf("unexpected %T in a Shard list", it)
+		}
+	}
+	return out, nil
+}

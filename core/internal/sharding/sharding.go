@@ -1,0 +1,187 @@
+// Package sharding lets one core be a shard among several: it knows the
+// shard's own name, reaches the other shards (their spec.baseURL, with
+// the credentials of the root shard's kubeconfig), picks the shard a new
+// workspace lands on and registers a non-root shard in root.
+//
+// Controllers stay shard-unaware where they can: the workspace controller
+// asks Pick for a shard and gets clients for it (ClientsFor); requests
+// are always sent to the shard's own API, never through a front proxy.
+package sharding
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"sync"
+
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+
+	"github.com/meshplane/meshplane/core/internal/reconciler/client"
+)
+
+// RootShard is the name of the shard that holds root.
+const RootShard = "root"
+
+// UnschedulableAnnotation on a Shard keeps new workspaces off it (kcp's
+// key).
+const UnschedulableAnnotation = "experimental.core.kcp.io/unschedulable"
+
+// ShardLister lists the Shards in root.
+type ShardLister func(ctx context.Context) ([]corev1alpha1.Shard, error)
+
+// Shards is the view of the install from one shard.
+type Shards struct {
+	// Self is this shard's name.
+	Self string
+	// List lists the Shards (in process on the root shard, through the
+	// root shard's API on the others).
+	List ShardLister
+	// Remote is the config for other shards: credentials and CA; the host
+	// is replaced by a Shard's spec.baseURL.
+	Remote *rest.Config
+
+	mu      sync.Mutex
+	clients map[string]*Clients
+	others  *Others
+}
+
+// Clients are the clients the workspace controller uses on a shard, and
+// the readers Locate and WorkspaceType use there (nil for the local
+// ones).
+type Clients struct {
+	LogicalClusters client.Client[*corev1alpha1.LogicalCluster]
+	Bindings        client.Writer[*rbacv1.ClusterRoleBinding]
+	Workspaces      client.Reader[*tenancyv1alpha1.Workspace]
+	Types           client.Reader[*tenancyv1alpha1.WorkspaceType]
+}
+
+// Pick chooses the shard for a new workspace: one matching the
+// Workspace's spec.location.selector (any when empty) and not annotated
+// unschedulable; among several, a stable choice by the Workspace's UID.
+func (s *Shards) Pick(ctx context.Context, ws *tenancyv1alpha1.Workspace) (corev1alpha1.Shard, error) {
+	all, err := s.List(ctx)
+	if err != nil {
+		return corev1alpha1.Shard{}, fmt.Errorf("listing shards: %w", err)
+	}
+	selector := labels.Everything()
+	if ws.Spec.Location != nil && ws.Spec.Location.Selector != nil {
+		if selector, err = metav1.LabelSelectorAsSelector(ws.Spec.Location.Selector); err != nil {
+			return corev1alpha1.Shard{}, fmt.Errorf("spec.location.selector: %w", err)
+		}
+	}
+	var candidates []corev1alpha1.Shard
+	for _, sh := range all {
+		if sh.DeletionTimestamp == nil && sh.Annotations[UnschedulableAnnotation] == "" && selector.Matches(labels.Set(sh.Labels)) {
+			candidates = append(candidates, sh)
+		}
+	}
+	if len(candidates) == 0 {
+		return corev1alpha1.Shard{}, &NoShardError{Selector: selector.String()}
+	}
+	slices.SortFunc(candidates, func(a, b corev1alpha1.Shard) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(ws.UID))
+	return candidates[int(h.Sum32()%uint32(len(candidates)))], nil
+}
+
+// NoShardError says no shard can take a workspace.
+type NoShardError struct{ Selector string }
+
+func (e *NoShardError) Error() string {
+	return fmt.Sprintf("no schedulable shard matches the location selector %q", e.Selector)
+}
+
+// ClientsFor returns clients for the shard at baseURL (cached by URL).
+func (s *Shards) ClientsFor(baseURL string) (*Clients, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.clients[baseURL]; ok {
+		return c, nil
+	}
+	if s.Remote == nil {
+		return nil, fmt.Errorf("no credentials for other shards (--root-shard-kubeconfig)")
+	}
+	cfg := rest.CopyConfig(s.Remote)
+	cfg.Host = baseURL
+	lcs, err := NewRemote[*corev1alpha1.LogicalCluster](cfg, corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"),
+		func() *corev1alpha1.LogicalCluster { return &corev1alpha1.LogicalCluster{} })
+	if err != nil {
+		return nil, err
+	}
+	crbs, err := NewRemote[*rbacv1.ClusterRoleBinding](cfg, rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"),
+		func() *rbacv1.ClusterRoleBinding { return &rbacv1.ClusterRoleBinding{} })
+	if err != nil {
+		return nil, err
+	}
+	wss, err := NewRemote[*tenancyv1alpha1.Workspace](cfg, tenancyv1alpha1.SchemeGroupVersion.WithResource("workspaces"),
+		func() *tenancyv1alpha1.Workspace { return &tenancyv1alpha1.Workspace{} })
+	if err != nil {
+		return nil, err
+	}
+	types, err := NewRemote[*tenancyv1alpha1.WorkspaceType](cfg, tenancyv1alpha1.SchemeGroupVersion.WithResource("workspacetypes"),
+		func() *tenancyv1alpha1.WorkspaceType { return &tenancyv1alpha1.WorkspaceType{} })
+	if err != nil {
+		return nil, err
+	}
+	if s.clients == nil {
+		s.clients = map[string]*Clients{}
+	}
+	c := &Clients{LogicalClusters: lcs, Bindings: crbs, Workspaces: wss, Types: types}
+	s.clients[baseURL] = c
+	return c, nil
+}
+
+// Get returns the Shard named name.
+func (s *Shards) Get(ctx context.Context, name string) (corev1alpha1.Shard, error) {
+	all, err := s.List(ctx)
+	if err != nil {
+		return corev1alpha1.Shard{}, err
+	}
+	for _, sh := range all {
+		if sh.Name == name {
+			return sh, nil
+		}
+	}
+	return corev1alpha1.Shard{}, fmt.Errorf("shard %q is not registered in root", name)
+}
+
+type shardKey struct{}
+
+// WithShard says in ctx which shard the objects of the call live on.
+func WithShard(ctx context.Context, shard string) context.Context {
+	return context.WithValue(ctx, shardKey{}, shard)
+}
+
+// ShardFrom is the shard WithShard put in ctx ("" when none).
+func ShardFrom(ctx context.Context) string {
+	s, _ := ctx.Value(shardKey{}).(string)
+	return s
+}
+
+// On returns the clients of the shard named in ctx (WithShard): local's
+// when it is this shard or none is named.
+func (s *Shards) On(ctx context.Context, local *Clients) (*Clients, error) {
+	name := ShardFrom(ctx)
+	if s == nil || name == "" || name == s.Self {
+		return local, nil
+	}
+	sh, err := s.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.ClientsFor(sh.Spec.BaseURL)
+}
