@@ -27,16 +27,17 @@ func HasProtobuf(s *runtime.Scheme, group string) bool {
 	return true
 }
 
-// CodecsFor is the negotiated serializer the group is served with: Codecs,
-// without protobuf for a group whose kinds cannot be encoded as protobuf.
+// CodecsFor is the negotiated serializer the group is served with: codecs
+// (the generic server's, with its feature-gated options), without protobuf
+// for a group whose kinds cannot be encoded as protobuf.
 // As for a custom resource in kube-apiserver, a client that accepts
 // "application/vnd.kubernetes.protobuf,application/json" then gets JSON,
 // and one that accepts only protobuf gets 406 Not Acceptable.
-func CodecsFor(group string) runtime.NegotiatedSerializer {
+func CodecsFor(group string, codecs runtime.NegotiatedSerializer) runtime.NegotiatedSerializer {
 	if HasProtobuf(Scheme, group) {
-		return Codecs
+		return codecs
 	}
-	return withoutProtobuf{NegotiatedSerializer: Codecs}
+	return withoutProtobuf{NegotiatedSerializer: codecs}
 }
 
 // withoutProtobuf offers a negotiated serializer's media types but protobuf.
