@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.etcd.io/etcd/server/v3/storage/wal"
 	"go.uber.org/zap/zapcore"
 )
@@ -56,6 +58,10 @@ func Start(dir string, clientPort, peerPort int, walSegmentBytes int64) (*Server
 	}
 	return &Server{etcd: e, ClientURL: client.String()}, nil
 }
+
+// InProcessClient is a client calling the member's gRPC services as
+// functions (no socket, no HTTP/2, no protobuf framing).
+func (s *Server) InProcessClient() *clientv3.Client { return v3client.New(s.etcd.Server) }
 
 // Close stops etcd.
 func (s *Server) Close() { s.etcd.Close() }

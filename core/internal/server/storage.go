@@ -26,6 +26,10 @@ func startStorage(opts *options.Completed) (*storageStage, error) {
 		s.etcd = e
 		endpoints = []string{e.ClientURL}
 	}
+	if s.etcd != nil && opts.EmbeddedEtcdInProcessClient {
+		s.backend = clusterstore.NewBackendForClient(s.etcd.InProcessClient(), "/registry", 5*time.Minute)
+		return s, nil
+	}
 	backend, err := clusterstore.NewBackend(endpoints, "/registry", 5*time.Minute)
 	if err != nil {
 		s.close()

@@ -49,6 +49,14 @@ func NewBackend(endpoints []string, prefix string, compactInterval time.Duration
 	return newBackend(client, prefix, compactInterval), nil
 }
 
+// NewBackendForClient uses an existing etcd client, such as the embedded
+// etcd's in-process client.
+func NewBackendForClient(c *clientv3.Client, prefix string, compactInterval time.Duration) *Backend {
+	kc := &kubernetes.Client{Client: c}
+	kc.Kubernetes = kc
+	return newBackend(kc, prefix, compactInterval)
+}
+
 func newBackend(client *kubernetes.Client, prefix string, compactInterval time.Duration) *Backend {
 	c := etcd3.NewCompactor(client.Client, compactInterval, clock.RealClock{}, nil)
 	return &Backend{client: client, compactor: c, prefix: prefix, stop: c.Stop, prefixes: map[string]bool{}}
