@@ -7,6 +7,7 @@
 #   scripts/bench.sh --creates 200 --gets 200 --list-size 200 --clusters 50 \
 #     --workspaces 50 --bindings 5 --vw-large=false --vw-watch-consumers 20
 #   the workspace memory target: scripts/bench.sh --workspaces-10k
+#   extra server flags: MESHPLANE_ARGS=--embedded-etcd-in-process-client=false scripts/bench.sh
 #
 # Expects bin/meshplane and bin/meshplane-bench (and, for the mounts part,
 # bin/kubecluster-mounts), built by `make build`; this
@@ -56,7 +57,7 @@ F=$(free_port "$P" "$E")
 
 start_cmd=$(printf '%q ' "$ROOT/bin/meshplane" start \
 	--root-directory "$DIR" --bind-address 127.0.0.1 --secure-port "$P" \
-	--embedded-etcd-client-port "$E" --embedded-etcd-peer-port "$F")
+	--embedded-etcd-client-port "$E" --embedded-etcd-peer-port "$F" ${MESHPLANE_ARGS:-})
 
 {
 	echo "## meshplane-bench $(date -u +%Y-%m-%dT%H:%M:%SZ) ($(git rev-parse --short HEAD 2>/dev/null || echo 'no git revision'))"
