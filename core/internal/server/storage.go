@@ -27,7 +27,12 @@ func startStorage(opts *options.Completed) (*storageStage, error) {
 		endpoints = []string{e.ClientURL}
 	}
 	if s.etcd != nil && opts.EmbeddedEtcdInProcessClient {
-		s.backend = clusterstore.NewBackendForClient(s.etcd.InProcessClient(), "/registry", 5*time.Minute)
+		backend, err := clusterstore.NewBackendWithInProcessKV(s.etcd.InProcessClient(), endpoints, "/registry", 5*time.Minute)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.backend = backend
 		return s, nil
 	}
 	backend, err := clusterstore.NewBackend(endpoints, "/registry", 5*time.Minute)

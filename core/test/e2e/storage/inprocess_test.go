@@ -210,6 +210,40 @@ func TestInProcessEtcdClientUnderWatchLoad(t *testing.T) {
 		}
 		return true, ""
 	})
+	// A watch without resourceVersion starts at etcd's current revision: after
+	// a secret write the configmap cache reaches it only through a progress
+	// notification (with none, the watch ends in "Too large resource version").
+	if _, err := clients[clusters[0]].CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "after-writes"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	late, err := wildcard.CoreV1().ConfigMaps("").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("wildcard watch after a secret write: %v", err)
+	}
+	defer late.Stop()
+	if _, err := clients[clusters[1]].CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "late"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for seen := false; !seen; {
+		select {
+		case ev, ok := <-late.ResultChan():
+			if !ok {
+				t.Fatal("the wildcard watch started after a secret write ended before the next create")
+			}
+			if ev.Type == watch.Error {
+				t.Fatalf("the wildcard watch started after a secret write failed: %v", ev.Object)
+			}
+			cm, isCM := ev.Object.(*corev1.ConfigMap)
+			seen = isCM && cm.Name == "late" && ev.Type == watch.Added
+		case <-ctx.Done():
+			t.Fatal("no event for the create after the secret write")
+		}
+	}
+
 	// After the writes, a LIST in each cluster holds exactly its own objects
 	// (and the namespace's kube-root-ca.crt).
 	for _, c := range clusters {
