@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,19 +13,32 @@ type protoMarshaler interface {
 	Marshal() ([]byte, error)
 }
 
-// HasProtobuf tells whether every kind of the group can be encoded as
-// protobuf. kcp's types (tenancy.kcp.io, core.kcp.io, apis.kcp.io) have no
-// generated protobuf code; kcp serves them from CRDs, as JSON only.
+// HasProtobuf tells whether the group's kinds can be encoded as protobuf.
+// kcp's types (tenancy.kcp.io, core.kcp.io, apis.kcp.io) have no generated
+// protobuf code; kcp serves them from CRDs, as JSON only. A group's kinds
+// come from one generator, so the first of its versions' list kinds decides
+// (looking at every type would page in the type data of the whole scheme,
+// several MiB of resident memory, for one answer).
 func HasProtobuf(s *runtime.Scheme, group string) bool {
-	for gvk, t := range s.AllKnownTypes() {
-		if gvk.Group != group || gvk.Version == runtime.APIVersionInternal {
+	for _, gv := range s.PrioritizedVersionsForGroup(group) {
+		var kinds []string
+		for kind := range s.KnownTypes(gv) {
+			if strings.HasSuffix(kind, "List") && !isMetaKind(kind) {
+				kinds = append(kinds, kind)
+			}
+		}
+		if len(kinds) == 0 {
 			continue
 		}
-		if !reflect.PointerTo(t).Implements(reflect.TypeFor[protoMarshaler]()) {
-			return false
-		}
+		slices.Sort(kinds)
+		return reflect.PointerTo(s.KnownTypes(gv)[kinds[0]]).Implements(reflect.TypeFor[protoMarshaler]())
 	}
-	return true
+	return false
+}
+
+func isMetaKind(kind string) bool {
+	_, ok := metaKinds[kind]
+	return ok
 }
 
 // CodecsFor is the negotiated serializer the group is served with: codecs
