@@ -16,22 +16,30 @@ type protoMarshaler interface {
 // HasProtobuf tells whether the group's kinds can be encoded as protobuf.
 // kcp's types (tenancy.kcp.io, core.kcp.io, apis.kcp.io) have no generated
 // protobuf code; kcp serves them from CRDs, as JSON only. A group's kinds
-// come from one generator, so the first of its versions' list kinds decides
-// (looking at every type would page in the type data of the whole scheme,
-// several MiB of resident memory, for one answer).
+// come from one generator, so one kind of its preferred version decides.
 func HasProtobuf(s *runtime.Scheme, group string) bool {
 	for _, gv := range s.PrioritizedVersionsForGroup(group) {
+		types := s.KnownTypes(gv)
 		var kinds []string
-		for kind := range s.KnownTypes(gv) {
-			if strings.HasSuffix(kind, "List") && !isMetaKind(kind) {
+		for kind := range types {
+			if !isMetaKind(kind) {
 				kinds = append(kinds, kind)
 			}
 		}
 		if len(kinds) == 0 {
 			continue
 		}
-		slices.Sort(kinds)
-		return reflect.PointerTo(s.KnownTypes(gv)[kinds[0]]).Implements(reflect.TypeFor[protoMarshaler]())
+		// A list kind if there is one (authorization.k8s.io has none).
+		slices.SortFunc(kinds, func(a, b string) int {
+			if la, lb := strings.HasSuffix(a, "List"), strings.HasSuffix(b, "List"); la != lb {
+				if la {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a, b)
+		})
+		return reflect.PointerTo(types[kinds[0]]).Implements(reflect.TypeFor[protoMarshaler]())
 	}
 	return false
 }

@@ -8,12 +8,20 @@ import (
 )
 
 func TestHasProtobuf(t *testing.T) {
-	for group, want := range map[string]bool{
+	want := map[string]bool{
 		"": true, "rbac.authorization.k8s.io": true, "coordination.k8s.io": true,
+		"authorization.k8s.io": true, "authentication.k8s.io": true, "certificates.k8s.io": true,
+		"admissionregistration.k8s.io": true, "events.k8s.io": true,
 		"tenancy.kcp.io": false, "core.kcp.io": false, "apis.kcp.io": false,
-	} {
-		if got := HasProtobuf(Scheme, group); got != want {
-			t.Errorf("HasProtobuf(%q) = %v, want %v", group, got, want)
+	}
+	for _, gv := range GroupVersions {
+		w, ok := want[gv.Group]
+		if !ok {
+			t.Errorf("group %q is served but not in this test", gv.Group)
+			continue
+		}
+		if got := HasProtobuf(Scheme, gv.Group); got != w {
+			t.Errorf("HasProtobuf(%q) = %v, want %v", gv.Group, got, w)
 		}
 	}
 }
