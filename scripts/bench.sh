@@ -10,6 +10,7 @@
 #   the accounts phase alone: ACCOUNTS_ORGS=10 ACCOUNTS=50 scripts/bench.sh --creates 0 \
 #     --gets 0 --lists 0 --clusters 0 --workspaces 0 --bindings 0 --vw-lists 0 \
 #     --vw-watch-events 0 --vw-large=false --etcd-embedded=false; GW_BENCH=0 skips the gateway
+#   extra server flags: MESHPLANE_ARGS=--embedded-etcd-in-process-client=false scripts/bench.sh
 #
 # Expects bin/meshplane and bin/meshplane-bench (and, for the mounts part,
 # bin/kubecluster-mounts, for the front proxy bin/front-proxy), built by `make build`; this
@@ -59,7 +60,7 @@ F=$(free_port "$P" "$E")
 
 start_cmd=$(printf '%q ' "$ROOT/bin/meshplane" start \
 	--root-directory "$DIR" --bind-address 127.0.0.1 --secure-port "$P" \
-	--embedded-etcd-client-port "$E" --embedded-etcd-peer-port "$F")
+	--embedded-etcd-client-port "$E" --embedded-etcd-peer-port "$F" ${MESHPLANE_ARGS:-})
 
 {
 	echo "## meshplane-bench $(date -u +%Y-%m-%dT%H:%M:%SZ) ($(git rev-parse --short HEAD 2>/dev/null || echo 'no git revision'))"

@@ -8,8 +8,11 @@ import (
 	"strconv"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.etcd.io/etcd/server/v3/storage/wal"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -33,6 +36,16 @@ func Start(dir string, clientPort, peerPort int, walSegmentBytes int64) (*Server
 	// etcd logs every listener it closes on shutdown as an error; only
 	// fatal problems are worth a line in the server's log.
 	cfg.LogLevel = zapcore.FatalLevel.String()
+	// etcd's own logger samples repeated lines, and its sampler keeps
+	// counters of about 1 MiB; at the fatal level there is nothing to sample.
+	logCfg := zap.NewProductionConfig()
+	logCfg.Level = zap.NewAtomicLevelAt(zapcore.FatalLevel)
+	logCfg.Sampling = nil
+	logger, err := logCfg.Build()
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd logger: %w", err)
+	}
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger)
 	client := mustURL("http://127.0.0.1:" + strconv.Itoa(clientPort))
 	peer := mustURL("http://127.0.0.1:" + strconv.Itoa(peerPort))
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
@@ -56,6 +69,10 @@ func Start(dir string, clientPort, peerPort int, walSegmentBytes int64) (*Server
 	}
 	return &Server{etcd: e, ClientURL: client.String()}, nil
 }
+
+// InProcessClient is a client calling the member's gRPC services as
+// functions (no socket, no HTTP/2, no protobuf framing).
+func (s *Server) InProcessClient() *clientv3.Client { return v3client.New(s.etcd.Server) }
 
 // Close stops etcd.
 func (s *Server) Close() { s.etcd.Close() }

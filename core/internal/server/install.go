@@ -60,6 +60,7 @@ func installBuiltin(s *genericapiserver.GenericAPIServer, storage builtin.Storag
 		info, ok := groups[gv.Group]
 		if !ok {
 			i := genericapiserver.NewDefaultAPIGroupInfo(gv.Group, builtinapi.Scheme, builtinapi.ParameterCodec, builtinapi.Codecs)
+			i.NegotiatedSerializer = builtinapi.CodecsFor(gv.Group, i.NegotiatedSerializer) // kcp's kinds: no protobuf
 			info = &i
 			groups[gv.Group] = info
 			order = append(order, gv.Group)

@@ -30,6 +30,15 @@ func startStorage(opts *options.Completed) (*storageStage, error) {
 		s.etcd = e
 		endpoints = []string{e.ClientURL}
 	}
+	if s.etcd != nil && opts.EmbeddedEtcdInProcessClient {
+		backend, err := clusterstore.NewBackendWithInProcessKV(s.etcd.InProcessClient(), endpoints, "/registry", 5*time.Minute)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.backend = backend
+		return s, nil
+	}
 	tlsConfig, err := etcdTLS(opts)
 	if err != nil {
 		s.close()

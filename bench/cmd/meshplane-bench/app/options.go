@@ -23,6 +23,7 @@ type options struct {
 	creates, workers  int
 	gets              int
 	listSize, lists   int
+	protobuf          bool
 	clusters, cWorker int
 
 	workspaces, wsTree, wsFanout, wsWorkers int
@@ -67,6 +68,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.gets, "gets", 2000, "sequential GETs of one configmap; 0 skips")
 	fs.IntVar(&o.listSize, "list-size", 2000, "configmaps in the listed namespace (missing ones are created)")
 	fs.IntVar(&o.lists, "lists", 20, "LISTs of the namespace; 0 skips")
+	fs.BoolVar(&o.protobuf, "protobuf", true, "also LIST the configmaps with protobuf (application/vnd.kubernetes.protobuf), alternating with the JSON LISTs")
 	fs.IntVar(&o.clusters, "clusters", 1000, "logical clusters bench-lc-<i> to create (namespace bench + 1 configmap each); 0 skips")
 	fs.IntVar(&o.cWorker, "cluster-workers", 8, "concurrent clients of the logical cluster phase")
 	fs.IntVar(&o.workspaces, "workspaces", 1000, "kcp Workspaces per flat run in a new organization root:bench-ws-<random> (one run with 1 client, one with --workspace-workers clients, measuring RSS growth per workspace with --pid); 0 skips")

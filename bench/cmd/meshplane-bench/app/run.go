@@ -114,6 +114,7 @@ func runKube(ctx context.Context, o *options, pid int, rep *bench.Report, logf f
 		Gets:           o.gets,
 		ListSize:       o.listSize,
 		Lists:          o.lists,
+		Protobuf:       o.protobuf,
 		Clusters:       o.clusters,
 		ClusterWorkers: o.cWorker,
 		ClusterPrefix:  "bench-lc-",

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
@@ -28,6 +30,7 @@ type Options struct {
 	Gets     int
 	ListSize int // configmaps in the listed namespace
 	Lists    int
+	Protobuf bool // also LIST with protobuf, alternating with the JSON LISTs
 
 	Clusters       int    // logical clusters to create
 	ClusterWorkers int    // concurrency of the cluster phase
@@ -87,6 +90,16 @@ func NewSuite(t *Target, o Options) (*Suite, error) {
 func (s *Suite) coreFor(name string) (corev1client.CoreV1Interface, error) {
 	cfg := rest.CopyConfig(s.t.Config)
 	cfg.Host = bench.ClusterURL(s.t.Base, name)
+	return corev1client.NewForConfigAndClient(cfg, s.t.HTTP)
+}
+
+// protobufCoreFor is coreFor sending and accepting protobuf, as kube's
+// own components do.
+func (s *Suite) protobufCoreFor(name string) (corev1client.CoreV1Interface, error) {
+	cfg := rest.CopyConfig(s.t.Config)
+	cfg.Host = bench.ClusterURL(s.t.Base, name)
+	cfg.ContentType = runtime.ContentTypeProtobuf
+	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf
 	return corev1client.NewForConfigAndClient(cfg, s.t.HTTP)
 }
 
@@ -339,17 +352,45 @@ func (s *Suite) phaseLists(parent context.Context, rep *bench.Report) error {
 		}
 	}
 	s.o.Logf("listing %s %d times", ns, s.o.Lists)
-	var items int
-	res := bench.Run(ctx, bench.RunOptions{Total: s.o.Lists, Workers: 1, MaxErrors: 3},
-		func(ctx context.Context, _, _ int) error {
-			l, err := s.core.ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-			if err == nil {
-				items = len(l.Items)
+	pb, err := s.protobufCoreFor(s.o.Cluster)
+	if err != nil {
+		return err
+	}
+	// With Protobuf, JSON and protobuf LISTs alternate, so that both see
+	// the same machine load.
+	total := s.o.Lists
+	if s.o.Protobuf {
+		total *= 2
+	}
+	var (
+		mu          sync.Mutex
+		items       int
+		jsonLat     []time.Duration
+		protobufLat []time.Duration
+	)
+	res := bench.Run(ctx, bench.RunOptions{Total: total, Workers: 1, MaxErrors: 3},
+		func(ctx context.Context, _, i int) error {
+			client, into := s.core, &jsonLat
+			if s.o.Protobuf && i%2 == 1 {
+				client, into = pb, &protobufLat
 			}
-			return err
+			start := time.Now()
+			l, err := client.ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			took := time.Since(start)
+			mu.Lock()
+			defer mu.Unlock()
+			items = len(l.Items)
+			*into = append(*into, took)
+			return nil
 		})
 	rep.Add("configmap_list_objects", "configmaps per LIST", float64(items), bench.UnitCount)
-	rep.AddLatency("configmap_list", "configmap LIST", fmt.Sprintf("%d objects", items), res.Summary())
+	rep.AddLatency("configmap_list", "configmap LIST", fmt.Sprintf("%d objects, JSON", items), bench.Summarize(jsonLat))
+	if s.o.Protobuf {
+		rep.AddLatency("configmap_list_protobuf", "configmap LIST", fmt.Sprintf("%d objects, protobuf", items), bench.Summarize(protobufLat))
+	}
 	rep.AddErrors("configmap_list", "configmap LIST", "", res)
 	return res.Err()
 }

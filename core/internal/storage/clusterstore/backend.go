@@ -14,6 +14,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/etcd3"
+	etcdfeature "k8s.io/apiserver/pkg/storage/feature"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
@@ -29,6 +30,9 @@ type Backend struct {
 	compactor etcd3.Compactor
 	stop      func()
 	prefix    string
+	// watchConn is the gRPC client whose watcher an in-process client
+	// borrows (NewBackendWithInProcessKV); closed with the backend.
+	watchConn *clientv3.Client
 
 	mu       sync.Mutex
 	prefixes map[string]bool // resource prefixes storage was made for
@@ -51,6 +55,32 @@ func NewBackend(endpoints []string, prefix string, compactInterval time.Duration
 	return newBackend(client, prefix, compactInterval), nil
 }
 
+// NewBackendWithInProcessKV connects to etcd at endpoints for watches and
+// progress requests, and sends reads and writes to kv (the embedded etcd's
+// in-process client: no loopback gRPC, HTTP/2 and TLS on the request path).
+//
+// The in-process client has no endpoints, and apiserver asks an endpoint
+// whether etcd supports progress requests before its watch caches send any:
+// with that client alone the answer never came, so consistent LISTs fell
+// back to etcd and a watch without resourceVersion timed out waiting for a
+// revision its cache never reached ("Too large resource version"). The gRPC
+// client answers that question here, and keeps the watches, the path kube
+// runs everywhere.
+func NewBackendWithInProcessKV(kv *clientv3.Client, endpoints []string, prefix string, compactInterval time.Duration) (*Backend, error) {
+	watches, err := NewBackend(endpoints, prefix, compactInterval, nil)
+	if err != nil {
+		return nil, err
+	}
+	watches.stop()
+	etcdfeature.DefaultFeatureSupportChecker.CheckClient(watches.client.Ctx(), watches.client.Client, storage.RequestWatchProgress)
+	kv.Watcher = watches.client.Watcher
+	kc := &kubernetes.Client{Client: kv}
+	kc.Kubernetes = kc
+	b := newBackend(kc, prefix, compactInterval)
+	b.watchConn = watches.client.Client
+	return b, nil
+}
+
 func newBackend(client *kubernetes.Client, prefix string, compactInterval time.Duration) *Backend {
 	c := etcd3.NewCompactor(client.Client, compactInterval, clock.RealClock{}, nil)
 	return &Backend{client: client, compactor: c, prefix: prefix, stop: c.Stop, prefixes: map[string]bool{}}
@@ -62,7 +92,13 @@ func (b *Backend) Client() *clientv3.Client { return b.client.Client }
 // Close stops compaction and closes the connection.
 func (b *Backend) Close() error {
 	b.stop()
-	return b.client.Close()
+	err := b.client.Close()
+	if b.watchConn != nil {
+		if cerr := b.watchConn.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // Ready reports whether etcd answers a read within a second.
