@@ -109,7 +109,10 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 	var bound func(ctx context.Context, st *state) ([]fga.Resource, error)
 	if opts.BoundResources != nil {
 		bound = func(ctx context.Context, st *state) ([]fga.Resource, error) {
-			return opts.BoundResources(ctx, st.store.Name)
+			if st.path == "" {
+				return nil, fmt.Errorf("the workspace path of cluster %s is not known yet", st.cluster)
+			}
+			return opts.BoundResources(ctx, st.path+":"+st.store.Name)
 		}
 	}
 	return &reconciler{

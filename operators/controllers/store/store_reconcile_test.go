@@ -181,7 +181,9 @@ func TestTuplesStep(t *testing.T) {
 
 	// OpenFGA failing: managed tuples stay as they were.
 	s.store.Spec.Tuples = nil
-	step.write = func(context.Context, string, []corev1alpha1.Tuple, []corev1alpha1.Tuple) error { return errors.New("boom") }
+	step.write = func(context.Context, string, []corev1alpha1.Tuple, []corev1alpha1.Tuple) error {
+		return errors.New("boom")
+	}
 	before := append([]corev1alpha1.Tuple(nil), s.store.Status.ManagedTuples...)
 	if res := step.reconcile(context.Background(), s); res.done {
 		t.Fatal("a failed write passed")
