@@ -19,6 +19,7 @@ import (
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -121,7 +122,8 @@ func (w *Watcher) listWatch(ctx context.Context, wild client.WithWatch, q workqu
 	}
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	wi, err := wild.Watch(wctx, &kcpcorev1alpha1.LogicalClusterList{})
+	wi, err := wild.Watch(wctx, &kcpcorev1alpha1.LogicalClusterList{},
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true}})
 	if err != nil {
 		return err
 	}
