@@ -19,7 +19,6 @@ import (
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -29,6 +28,9 @@ import (
 
 // ClusterAnnotation names a LogicalCluster's cluster.
 const ClusterAnnotation = "kcp.io/cluster"
+
+// relist is how long one watch runs before the clusters are listed again.
+const relist = 30 * time.Second
 
 // Kind is initializing or terminating.
 type Kind string
@@ -120,10 +122,12 @@ func (w *Watcher) listWatch(ctx context.Context, wild client.WithWatch, q workqu
 			q.Add(c)
 		}
 	}
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	wctx, cancel := context.WithTimeout(ctx, relist)
 	defer cancel()
-	wi, err := wild.Watch(wctx, &kcpcorev1alpha1.LogicalClusterList{},
-		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true}})
+	// The watch starts "now": the core's wildcard lists and its watch
+	// cache do not share resourceVersions. What changes between the list
+	// and the watch is caught by the next list, at most relist later.
+	wi, err := wild.Watch(wctx, &kcpcorev1alpha1.LogicalClusterList{})
 	if err != nil {
 		return err
 	}

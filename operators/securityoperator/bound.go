@@ -27,9 +27,9 @@ var builtinGroups = map[string]bool{
 // into it (and its CRDs), as Platform Mesh's security-operator does for an
 // organization's workspace. A workspace that is gone has none.
 func boundResources(base *rest.Config) func(ctx context.Context, path string) ([]fga.Resource, error) {
-	return func(ctx context.Context, path string) ([]fga.Resource, error) {
+	return func(ctx context.Context, workspace string) ([]fga.Resource, error) {
 		cfg := rest.CopyConfig(base)
-		cfg.Host = base.Host + "/clusters/" + path
+		cfg.Host = base.Host + "/clusters/" + workspace
 		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 		if err != nil {
 			return nil, err
@@ -40,7 +40,7 @@ func boundResources(base *rest.Config) func(ctx context.Context, path string) ([
 				return nil, nil
 			}
 			if !discovery.IsGroupDiscoveryFailedError(err) {
-				return nil, fmt.Errorf("discovery of %s: %w", path, err)
+				return nil, fmt.Errorf("discovery of %s: %w", workspace, err)
 			}
 		}
 		var out []fga.Resource
