@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk core gateway platform bench providers operators examples
+MODULES := apis sdk core gateway platform bench providers operators examples examples/mounts webhook
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig mongodb-provider postgres-provider openfga security-operator
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider openfga security-operator rebac-authz-webhook
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -21,21 +21,26 @@ PKGS := $(MODULES:%=./%/...)
 
 all: build
 
-## build: compile every binary into bin/
+## build: compile every binary into bin/ (first fetching GraphiQL's pinned
+## browser files from the npm registry for the gateway to embed; once)
 build:
 	@mkdir -p $(BIN)
+	./scripts/fetch-graphiql.sh
 	cd core && $(GO) build -o $(BIN)/ ./cmd/meshplane ./cmd/kubectl-ws ./cmd/apigen
 	cd gateway && $(GO) build -o $(BIN)/ ./cmd/graphql-gateway
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
 	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench
 	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
 	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator ./cmd/openfga ./cmd/security-operator
+	cd examples/mounts && $(GO) build -o $(BIN)/ ./cmd/kubecluster-mounts
 	cd examples && $(GO) build -o $(BIN)/ ./mongodb/cmd/mongodb-provider ./postgres/cmd/postgres-provider
+	cd webhook && $(GO) build -o $(BIN)/ ./cmd/rebac-authz-webhook
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
-## <ROOT_DIR>/platform.env appears once everything is ready
+## <ROOT_DIR>/platform.env appears once everything is ready; EXAMPLES=mongodb,postgres
+## also starts the example providers (docs/examples.md)
 run: build
-	$(BIN)/meshplane-platform --root-directory $(ROOT_DIR) --port-base $(PORT_BASE)
+	$(BIN)/meshplane-platform --root-directory $(ROOT_DIR) --port-base $(PORT_BASE) $(if $(EXAMPLES),--examples $(EXAMPLES))
 
 ## vet: gofmt and go vet across all modules
 vet:

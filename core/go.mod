@@ -30,6 +30,12 @@ require (
 )
 
 require (
+	github.com/coreos/go-oidc v2.5.0+incompatible // indirect
+	github.com/pquerna/cachecontrol v0.1.0 // indirect
+	gopkg.in/go-jose/go-jose.v2 v2.6.3 // indirect
+)
+
+require (
 	cel.dev/expr v0.25.2 // indirect
 	github.com/NYTimes/gziphandler v1.1.1 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect

@@ -6,6 +6,7 @@ require (
 	github.com/go-logr/logr v1.4.4
 	github.com/jackc/pgx/v5 v5.10.0
 	github.com/kcp-dev/sdk v0.32.0
+	github.com/meshplane/meshplane/platform v0.0.0
 	github.com/meshplane/meshplane/providers v0.0.0
 	github.com/meshplane/meshplane/sdk v0.0.0
 	go.uber.org/zap v1.27.1
@@ -51,6 +52,7 @@ require (
 	github.com/kcp-dev/apimachinery/v2 v2.32.0 // indirect
 	github.com/kcp-dev/logicalcluster/v3 v3.0.5 // indirect
 	github.com/kcp-dev/multicluster-provider v0.8.0 // indirect
+	github.com/meshplane/meshplane/apis v0.0.0 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect

@@ -7,8 +7,12 @@
 #   scripts/bench.sh --creates 200 --gets 200 --list-size 200 --clusters 50 \
 #     --workspaces 50 --bindings 5 --vw-large=false --vw-watch-consumers 20
 #   the workspace memory target: scripts/bench.sh --workspaces-10k
+#   the accounts phase alone: ACCOUNTS_ORGS=10 ACCOUNTS=50 scripts/bench.sh --creates 0 \
+#     --gets 0 --lists 0 --clusters 0 --workspaces 0 --bindings 0 --vw-lists 0 \
+#     --vw-watch-events 0 --vw-large=false --etcd-embedded=false; GW_BENCH=0 skips the gateway
 #
-# Expects bin/meshplane and bin/meshplane-bench (built by `make build`); this
+# Expects bin/meshplane and bin/meshplane-bench (and, for the mounts part,
+# bin/kubecluster-mounts), built by `make build`; this
 # script builds nothing. It creates a temporary root directory, picks free
 # 127.0.0.1 ports, lets meshplane-bench start the server (measuring
 # start-to-ready and RSS), run all phases (configmaps, logical clusters, kcp
@@ -68,8 +72,34 @@ start_cmd=$(printf '%q ' "$ROOT/bin/meshplane" start \
 		"$@"
 } | tee bench-results.md
 
+# The core's issue-8 machinery, from Go benchmarks (CORE_BENCH=0 skips):
+# warm service-account token and OIDC JWT authentication (p50/p99 per
+# request, in the server's authenticators), ConfigMap creates/s with no
+# webhook vs one validating webhook (a real HTTPS webhook on loopback), and
+# deleting an owner of 10,000 dependents until all are gone (background
+# and foreground; ns/op is that time). The e2e ones start their own core
+# from bin/meshplane.
+if [[ ${CORE_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## core: authentication, admission webhook, garbage collection $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		echo '```'
+		go test -count=1 -run '^$' -bench 'WarmTokenInformer' -benchtime 20000x ./core/internal/serviceaccount/ 2>&1 |
+			grep -E '^(Benchmark|FAIL|--- FAIL)' || true
+		go test -count=1 -run '^$' -bench 'WarmJWT|VerifyJWT' -benchtime 20000x ./core/internal/authentication/jwt/ 2>&1 |
+			grep -E '^(Benchmark|FAIL|--- FAIL)' || true
+		MESHPLANE_BIN="$ROOT/bin/meshplane" go test -count=1 -run '^$' -bench 'CreateConfigMap' -benchtime "${CORE_BENCH_CREATES:-500}x" \
+			./core/test/e2e/admission/ 2>&1 | grep -E '^(Benchmark|FAIL|--- FAIL)' || true
+		MESHPLANE_BIN="$ROOT/bin/meshplane" go test -count=1 -timeout 30m -run '^$' -bench 'Cascade10000' -benchtime 1x \
+			./core/test/e2e/gc/ 2>&1 | grep -E '^(Benchmark|FAIL|--- FAIL)' || true
+		echo '```'
+	} | tee -a bench-results.md
+fi
+
 # The GraphQL gateway: a list of 100 configmaps through GraphQL and over
-# REST, schema generation with 50 bound APIs, and GW_BENCH_WORKSPACES
+# REST (also paired, request by request, for a ratio that a shared
+# machine's load does not skew), schema generation with 50 bound APIs, and GW_BENCH_WORKSPACES
 # (default 1000) workspaces sharing one schema. The kit starts its own core
 # (bin/meshplane); the gateway runs in the test process so that its memory
 # can be read. Skip with GW_BENCH=0.
@@ -85,6 +115,127 @@ if [[ ${GW_BENCH:-1} != 0 ]]; then
 		echo '```'
 		cat "$DIR/gateway.md" 2>/dev/null || true
 	} | tee -a bench-results.md
+fi
+
+# Workspace mounts: GET and LIST of 500 configmaps straight to a target
+# Meshplane, to the example proxy's mount URL, and through a mounted
+# workspace of a second core; and how fast a Workspace follows its mount
+# object. The test kit starts both cores (bin/meshplane) and
+# bin/kubecluster-mounts. Skip with MOUNTS_BENCH=0.
+if [[ ${MOUNTS_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## workspace mounts $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		MOUNTS_BENCH_RUN=1 MOUNTS_BENCH_OUT="$DIR/mounts.md" MESHPLANE_BIN="$ROOT/bin/meshplane" \
+			KUBECLUSTER_MOUNTS_BIN="$ROOT/bin/kubecluster-mounts" \
+			go test -count=1 -run 'TestMountsBench' ./examples/mounts/test/bench/ 2>&1 | grep -E '^(ok|FAIL|---)' || true
+		cat "$DIR/mounts.md" 2>/dev/null || true
+	} | tee -a bench-results.md
+fi
+
+# The example providers (examples/test/bench): Database create→Ready and
+# delete→gone on a throwaway PostgreSQL server, MongoDB create→downstream
+# object and downstream status→consumer Ready, EX_BENCH_N (default 20)
+# objects at once. The kit starts its own core; the providers run from
+# bin/. Skip with EX_BENCH=0.
+if [[ ${EX_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## example providers $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		EX_BENCH_RUN=1 EX_BENCH_OUT="$DIR/examples.md" MESHPLANE_BIN="$ROOT/bin/meshplane" \
+			PROVIDER_KUBECONFIG_BIN="$ROOT/bin/provider-kubeconfig" MONGODB_PROVIDER_BIN="$ROOT/bin/mongodb-provider" \
+			POSTGRES_PROVIDER_BIN="$ROOT/bin/postgres-provider" \
+			go test -count=1 -run TestExamplesBench ./examples/test/bench/ >"$DIR/examples.log" 2>&1 || tail -30 "$DIR/examples.log"
+		cat "$DIR/examples.md" 2>/dev/null || true
+	} | tee -a bench-results.md
+fi
+
+# The rebac-authz-webhook: SubjectAccessReview decisions cold and cached
+# against the raw OpenFGA Check of the same question, and the cost it adds
+# to a GET through the core. Starts bin/openfga and bin/meshplane; the
+# webhook runs in the test process. Skip with REBAC_BENCH=0.
+if [[ ${REBAC_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## rebac-authz-webhook $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		REBAC_BENCH_RUN=1 REBAC_BENCH_OUT="$DIR/rebac.md" MESHPLANE_BIN="$ROOT/bin/meshplane" OPENFGA_BIN="$ROOT/bin/openfga" \
+			go test -count=1 -run TestBench ./webhook/test/bench/ >"$DIR/rebac.log" 2>&1 || { tail -40 "$DIR/rebac.log"; false; }
+		cat "$DIR/rebac.md"
+	} | tee -a bench-results.md
+fi
+
+# The account-operator: the whole platform started by the launcher
+# (bin/meshplane-platform, as `make run`) in a temporary root directory on a
+# free 20-port range, then ACCOUNTS_ORGS (default 100) org Accounts and
+# ACCOUNTS (default 1000) accounts spread over them, each batch timed until
+# every Account is Ready, with the operator's and the core's RSS. Extra
+# operator flags: ACCOUNT_OPERATOR_ARGS. Skip with ACCOUNTS_BENCH=0.
+if [[ ${ACCOUNTS_BENCH:-1} != 0 ]]; then
+	for bin in bin/meshplane-platform bin/account-operator; do
+		if [[ ! -x $bin ]]; then
+			echo "bench.sh: $bin not found; run 'make build' first" >&2
+			exit 1
+		fi
+	done
+	# free_range prints a base port B such that B..B+19 are all free.
+	free_range() {
+		local b i j busy
+		for ((i = 0; i < 200; i++)); do
+			b=$((20000 + (RANDOM % 2000) * 20))
+			busy=0
+			for ((j = 0; j < 20; j++)); do
+				if (exec 3<>"/dev/tcp/127.0.0.1/$((b + j))") 2>/dev/null; then
+					busy=1
+					break
+				fi
+			done
+			((busy)) || { echo "$b"; return 0; }
+		done
+		echo "bench.sh: no free port range found" >&2
+		return 1
+	}
+	PB=$(free_range)
+	PLAT="$DIR/platform"
+	"$ROOT/bin/meshplane-platform" --root-directory "$PLAT" --port-base "$PB" --demo-users=false \
+		--account-operator-args "${ACCOUNT_OPERATOR_ARGS:-}" >"$DIR/platform.log" 2>&1 &
+	LPID=$!
+	stop_platform() {
+		kill -TERM "$LPID" 2>/dev/null || true
+		wait "$LPID" 2>/dev/null || true
+	}
+	trap 'stop_platform; rm -rf "$DIR"' EXIT
+	for ((i = 0; i < 300; i++)); do
+		[[ -f $PLAT/platform.env ]] && break
+		kill -0 "$LPID" 2>/dev/null || break
+		sleep 1
+	done
+	if [[ ! -f $PLAT/platform.env ]]; then
+		echo "bench.sh: the platform did not become ready; its log:" >&2
+		tail -50 "$DIR/platform.log" >&2
+		exit 1
+	fi
+	# The launcher's children, by name (the launcher's own process tree only).
+	OPID='' CPID=''
+	for p in $(pgrep -P "$LPID"); do
+		case $(basename "$(readlink "/proc/$p/exe")") in
+		account-operator) OPID=$p ;;
+		meshplane) CPID=$p ;;
+		esac
+	done
+	{
+		echo
+		echo "## account-operator $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		"$ROOT/bin/meshplane-bench" --kubeconfig "$PLAT/admin.kubeconfig" \
+			--creates 0 --gets 0 --lists 0 --clusters 0 --workspaces 0 --workspace-tree 0 --bindings 0 \
+			--vw-lists 0 --vw-watch-events 0 --vw-large=false \
+			--account-orgs "${ACCOUNTS_ORGS:-100}" --accounts "${ACCOUNTS:-1000}" \
+			--account-operator-pid "$OPID" --platform-core-pid "$CPID"
+	} | tee -a bench-results.md
+	stop_platform
 fi
 
 # OpenFGA and the security-operator's part of it: composing an

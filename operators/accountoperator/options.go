@@ -8,9 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -29,12 +31,19 @@ type Options struct {
 	HealthAddr    string
 	Workers       int
 	WaitForURL    time.Duration
-	// CoreWorkarounds enables what the core does not do yet (see AddFlags).
-	CoreWorkarounds bool
-	// WorkaroundKubeconfig and WorkaroundContext, when set, are the
-	// credential of the work-arounds (direct workspace access); the
-	// controllers keep the scoped credential of --kubeconfig.
-	WorkaroundKubeconfig, WorkaroundContext string
+	// InitializerType is the WorkspaceType in Workspace whose initializer
+	// the operator is: through its initializing virtual workspace it binds
+	// an Account's creator to cluster-admin in the new workspace, then
+	// removes the initializer.
+	InitializerType string
+	// QPS and Burst limit the operator's client.
+	QPS   float32
+	Burst int
+	// Profiling serves Go's pprof under /debug/pprof/ on the metrics address.
+	Profiling bool
+	// SoftMemoryLimit, when set, is the Go runtime's soft memory limit
+	// (as GOMEMLIMIT): the garbage collector works harder to stay below it.
+	SoftMemoryLimit string
 }
 
 // NewOptions returns the defaults.
@@ -47,9 +56,11 @@ func NewOptions() *Options {
 		BasePath:        "root",
 		MetricsAddr:     "127.0.0.1:8080",
 		HealthAddr:      "127.0.0.1:8081",
-		Workers:         4,
+		Workers:         16,
 		WaitForURL:      5 * time.Minute,
-		CoreWorkarounds: true,
+		InitializerType: "account-operator",
+		QPS:             300,
+		Burst:           600,
 	}
 }
 
@@ -65,12 +76,17 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Accounts reconciled in parallel")
 	fs.DurationVar(&o.WaitForURL, "wait-for-endpoint", o.WaitForURL, "how long to wait at start for the endpoint slice's URL")
-	fs.BoolVar(&o.CoreWorkarounds, "core-workarounds", o.CoreWorkarounds,
-		"with a credential that reaches workspaces directly (the admin kubeconfig): bind an Account's creator to cluster-admin in its workspace "+
-			"(kcp makes the owner a privileged client names in experimental.tenancy.kcp.io/owner the workspace's admin; the Meshplane core does not yet)")
-	fs.StringVar(&o.WorkaroundKubeconfig, "workaround-kubeconfig", o.WorkaroundKubeconfig,
-		"kubeconfig used only by --core-workarounds (default: --kubeconfig), so the controllers can run with a scoped credential")
-	fs.StringVar(&o.WorkaroundContext, "workaround-context", o.WorkaroundContext, "context in --workaround-kubeconfig")
+	fs.StringVar(&o.InitializerType, "initializer-workspace-type", o.InitializerType,
+		"WorkspaceType in --workspace whose initializer the operator is (root:org and root:account extend it): it makes an Account's creator admin of the new workspace, then releases it")
+	fs.Func("kube-api-qps", fmt.Sprintf("queries per second to the core (default %v)", o.QPS), func(v string) error {
+		f, err := strconv.ParseFloat(v, 32)
+		o.QPS = float32(f)
+		return err
+	})
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "burst of queries to the core")
+	fs.StringVar(&o.SoftMemoryLimit, "soft-memory-limit", o.SoftMemoryLimit,
+		"soft limit of the Go runtime's memory, a quantity such as 96Mi (as GOMEMLIMIT; the collector then runs more often, up to half the CPU, when the live heap nears it); empty: none")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go's pprof profiles under /debug/pprof/ on --metrics-bind-address")
 }
 
 // Validate checks the flags.
@@ -87,6 +103,17 @@ func (o *Options) Validate() error {
 	if o.Workers < 1 {
 		errs = append(errs, errors.New("--workers must be at least 1"))
 	}
+	if o.InitializerType == "" || strings.ContainsAny(o.InitializerType, ":/ ") {
+		errs = append(errs, fmt.Errorf("--initializer-workspace-type %q is not a WorkspaceType name", o.InitializerType))
+	}
+	if o.SoftMemoryLimit != "" {
+		if q, err := resource.ParseQuantity(o.SoftMemoryLimit); err != nil || q.Sign() <= 0 {
+			errs = append(errs, fmt.Errorf("--soft-memory-limit %q is not a positive quantity such as 96Mi", o.SoftMemoryLimit))
+		}
+	}
+	if o.QPS <= 0 || o.Burst < 1 {
+		errs = append(errs, errors.New("--kube-api-qps must be positive and --kube-api-burst at least 1"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -97,9 +124,6 @@ type Completed struct {
 	Provider *rest.Config
 	// Base points at the core's base URL with the same credential.
 	Base *rest.Config
-	// Direct is the core's base URL with the work-arounds' credential
-	// (Base unless --workaround-kubeconfig is set).
-	Direct *rest.Config
 }
 
 // Complete loads the kubeconfig.
@@ -111,15 +135,10 @@ func (o *Options) Complete() (*Completed, error) {
 	if err != nil {
 		return nil, err
 	}
-	direct := base
-	if o.WorkaroundKubeconfig != "" {
-		if direct, err = loadBase(o.WorkaroundKubeconfig, o.WorkaroundContext); err != nil {
-			return nil, err
-		}
-	}
+	base.QPS, base.Burst = o.QPS, o.Burst
 	provider := rest.CopyConfig(base)
 	provider.Host = base.Host + "/clusters/" + o.Workspace
-	return &Completed{Options: o, Provider: provider, Base: base, Direct: direct}, nil
+	return &Completed{Options: o, Provider: provider, Base: base}, nil
 }
 
 // loadBase loads a kubeconfig context and points it at the core's base URL.
@@ -137,7 +156,6 @@ func loadBase(kubeconfig, context string) (*rest.Config, error) {
 		}
 		cfg.CAFile = ""
 	}
-	cfg.QPS, cfg.Burst = 50, 100
 	cfg.Host = endpointslice.BaseHost(cfg.Host)
 	return cfg, nil
 }

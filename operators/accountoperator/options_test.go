@@ -13,9 +13,9 @@ func TestValidate(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
 	}
-	o.Workspace, o.Workers, o.EndpointSlice = "root/x", 0, ""
+	o.Workspace, o.Workers, o.EndpointSlice, o.SoftMemoryLimit, o.InitializerType = "root/x", 0, "", "lots", "root:x"
 	err := o.Validate()
-	for _, want := range []string{"--workspace", "--workers", "--kcp-api-export-endpoint-slice-name"} {
+	for _, want := range []string{"--workspace", "--workers", "--kcp-api-export-endpoint-slice-name", "--soft-memory-limit", "--initializer-workspace-type"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not mention %s", err, want)
 		}

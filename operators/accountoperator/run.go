@@ -3,6 +3,9 @@ package accountoperator
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/pprof"
+	"runtime/debug"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -12,9 +15,8 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
@@ -40,26 +42,25 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// staticMapper maps the few kinds the direct client uses (all
-// cluster-scoped), so it needs no discovery per workspace.
-func staticMapper(s *runtime.Scheme) meta.RESTMapper {
-	m := meta.NewDefaultRESTMapper(nil)
-	for _, gvk := range []schema.GroupVersionKind{
-		rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"),
-		apisv1alpha2.SchemeGroupVersion.WithKind("APIBinding"),
-		apisv1alpha2.SchemeGroupVersion.WithKind("APIExport"),
-		tenancyv1alpha1.SchemeGroupVersion.WithKind("Workspace"),
-	} {
-		m.Add(gvk, meta.RESTScopeRoot)
-	}
-	return m
-}
-
 // Run starts the operator and blocks until ctx ends.
 func Run(ctx context.Context, c *Completed, log logr.Logger) error {
+	if c.SoftMemoryLimit != "" {
+		q := resource.MustParse(c.SoftMemoryLimit) // validated
+		debug.SetMemoryLimit(q.Value())
+	}
 	scheme, err := Scheme()
 	if err != nil {
 		return err
+	}
+	metrics := metricsserver.Options{BindAddress: c.MetricsAddr}
+	if c.Profiling {
+		metrics.ExtraHandlers = map[string]http.Handler{
+			"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+			"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+			"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+			"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+			"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
+		}
 	}
 	kit, err := manager.New(ctx, c.Provider, manager.Options{
 		EndpointSlice: c.EndpointSlice,
@@ -67,7 +68,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		Log:           log,
 		WaitForURL:    c.WaitForURL,
 		Manager: ctrlmanager.Options{
-			Metrics:                 metricsserver.Options{BindAddress: c.MetricsAddr},
+			Metrics:                 metrics,
 			HealthProbeBindAddress:  c.HealthAddr,
 			GracefulShutdownTimeout: ptr.To(30 * time.Second),
 		},
@@ -83,17 +84,17 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		return err
 	}
 
-	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers, ClusterCA: string(c.Base.CAData),
-		PathOf: kit.Provider.Path}
-	if c.CoreWorkarounds {
-		d := &direct{base: c.Direct, scheme: scheme}
-		opts.GrantCreator = d.grantCreator
-		log.Info("core work-around on: creators are bound to cluster-admin through direct workspace access")
+	vw, err := newInitializing(ctx, c.Provider, scheme, c.InitializerType, c.WaitForURL)
+	if err != nil {
+		return fmt.Errorf("the operator's initializer: %w", err)
 	}
+	log.Info("initializing workspaces", "initializer", vw.id, "virtualWorkspace", vw.url)
+	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers, ClusterCA: string(c.Base.CAData),
+		PathOf: kit.Provider.Path, Initializer: vw.id, BindCreator: vw.bindCreator, Release: vw.release, Client: kit.Client}
 	if err := account.SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("account controller: %w", err)
 	}
-	if err := accountinfo.SetupWithManager(mgr); err != nil {
+	if err := accountinfo.SetupWithManager(mgr, kit.Client); err != nil {
 		return fmt.Errorf("accountinfo controller: %w", err)
 	}
 	log.Info("starting", "virtualWorkspace", kit.URL, "metrics", c.MetricsAddr, "health", c.HealthAddr)

@@ -12,6 +12,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"strings"
 	"time"
@@ -155,19 +156,56 @@ func ensure(ctx context.Context, client dynamic.ResourceInterface, obj *unstruct
 
 // folder reads the embedded manifests/<name>.
 func folder(name string) func() ([]*unstructured.Unstructured, error) {
-	return func() ([]*unstructured.Unstructured, error) { return readObjects(path.Join("manifests", name)) }
+	return func() ([]*unstructured.Unstructured, error) {
+		return readObjects(manifests, path.Join("manifests", name))
+	}
 }
 
-// readObjects parses every YAML document of the folder, files in name
-// order (numbered so that what others refer to comes first).
-func readObjects(dir string) ([]*unstructured.Unstructured, error) {
-	entries, err := fs.ReadDir(manifests, dir)
+// ApplyDir applies (as Run does) every YAML document of the files in dir
+// on disk, in name order, in the workspace path; base points at the core's
+// base URL. It is how other set-ups (the launcher's example providers)
+// put their manifests in.
+func ApplyDir(ctx context.Context, base *rest.Config, workspace, dir string) error {
+	objs, err := readObjects(os.DirFS(dir), ".")
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", dir, err)
+	}
+	return apply(ctx, clusterConfig(base, workspace), objs)
+}
+
+// ApplyObjects applies objs in the workspace path and, for each name in
+// bindings (APIBindings among them), waits until it is Bound.
+func ApplyObjects(ctx context.Context, base *rest.Config, workspace string, objs []*unstructured.Unstructured, bindings ...string) error {
+	cfg := clusterConfig(base, workspace)
+	if err := apply(ctx, cfg, objs); err != nil {
+		return err
+	}
+	for _, b := range bindings {
+		if err := waitBound(ctx, cfg, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WaitWorkspaceReady waits until the Workspace name in parent is Ready.
+func WaitWorkspaceReady(ctx context.Context, base *rest.Config, parent, name string) error {
+	return waitWorkspaceReady(ctx, base, parent, name)
+}
+
+// readObjects parses every YAML document of the .yaml files of the folder,
+// files in name order (numbered so that what others refer to comes first).
+func readObjects(fsys fs.FS, dir string) ([]*unstructured.Unstructured, error) {
+	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
 	var objs []*unstructured.Unstructured
 	for _, e := range entries {
-		data, err := manifests.ReadFile(path.Join(dir, e.Name()))
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
 		}

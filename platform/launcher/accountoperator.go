@@ -11,29 +11,39 @@ import (
 )
 
 // accountOperatorComponent is the account-operator, following the
-// core.platform-mesh.io endpoint slice in root:platform-mesh-system. Its
-// controllers run with a scoped credential: a ServiceAccount in the
-// provider workspace with the export's rights and "use" on the workspace
-// types it assigns, whose token is written into the root directory at
-// every start. Only its remaining core work-around (binding an Account's
-// creator in the new workspace) uses the admin kubeconfig.
+// core.platform-mesh.io endpoint slice in root:platform-mesh-system. It
+// runs with a scoped credential only: a ServiceAccount in the provider
+// workspace with the export's rights, "use" on the workspace types it
+// assigns and "initialize" on root:org and root:account. Its kubeconfig
+// names a token file that the launcher keeps fresh, as the kubelet does for
+// a pod's projected token: a new token at 80% of the lifetime
+// (--operator-token-ttl), re-read by the operator's client.
 func accountOperatorComponent(c *Config) Component {
 	health := fmt.Sprintf("127.0.0.1:%d", c.Ports.AccountOperatorHealth())
 	admin := filepath.Join(c.RootDir, adminKubeconfig)
+	ttl := c.OperatorTokenTTL
+	if ttl == 0 {
+		ttl = DefaultOperatorTokenTTL
+	}
 	return Component{
 		Name:   "account-operator",
 		Binary: "account-operator",
 		BeforeStart: func(ctx context.Context) error {
-			return operatorCredential(ctx, admin, operatorKubeconfigPath(c))
+			tf, err := OperatorCredential(ctx, admin, operatorKubeconfigPath(c), ttl)
+			if err != nil {
+				return err
+			}
+			tf.RefreshAfter = c.OperatorTokenRefresh
+			tf.Logf = func(format string, args ...any) { c.logf("launcher", format, args...) }
+			go tf.Run(ctx)
+			return nil
 		},
-		Args: []string{
+		Args: append([]string{
 			"--kubeconfig", operatorKubeconfigPath(c),
-			"--workaround-kubeconfig", admin,
-			"--workaround-context", "base",
 			"--workspace", "root:platform-mesh-system",
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.Ports.AccountOperatorMetrics()),
 			"--health-probe-bind-address", health,
-		},
+		}, c.AccountOperatorArgs...),
 		Ready: func(ctx context.Context) error { return waitHTTPOK(ctx, "http://"+health+"/readyz") },
 	}
 }

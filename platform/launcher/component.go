@@ -23,6 +23,10 @@ type Component struct {
 	// AfterReady, when set, runs once the component is ready (set-up that
 	// needs it serving, such as the core's demo users).
 	AfterReady func(ctx context.Context) error
+	// Cleanup, when set, runs after the component's process stopped (or
+	// when it failed to start after BeforeStart ran), e.g. to stop a helper
+	// BeforeStart started.
+	Cleanup func() error
 	// Env are the platform.env lines the component contributes.
 	Env []platformenv.Entry
 }

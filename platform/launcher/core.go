@@ -38,8 +38,11 @@ func coreComponent(c *Config) Component {
 	comp := Component{
 		Name:   "core",
 		Binary: "meshplane",
-		Args:   append(args, c.CoreArgs...),
-		Ready:  func(ctx context.Context) error { return waitCoreReady(ctx, kubeconfig) },
+		Args:   append(append(args, rebacCoreArgs(c)...), c.CoreArgs...),
+		// The rebac-authz-webhook's certificates and the kubeconfig that
+		// registers it exist before the core reads them.
+		BeforeStart: func(context.Context) error { return rebacCoreFiles(c) },
+		Ready:       func(ctx context.Context) error { return waitCoreReady(ctx, kubeconfig) },
 		Env: []platformenv.Entry{
 			{Key: "KUBECONFIG", Value: kubeconfig},
 			{Key: "CORE_URL", Value: c.CoreURL()},

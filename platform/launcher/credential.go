@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
@@ -23,33 +24,46 @@ import (
 
 const (
 	// operatorKubeconfig is the account-operator's scoped kubeconfig in the
-	// root directory.
+	// root directory; it names operatorToken as its tokenFile.
 	operatorKubeconfig = "account-operator.kubeconfig"
+	operatorToken      = "account-operator.token"
 	providerWorkspace  = "root:platform-mesh-system"
 	operatorSlice      = "core.platform-mesh.io"
 	operatorNamespace  = "default"
 	operatorSA         = "account-operator"
-	// operatorTokenTTL is the token's lifetime; every start mints a new one.
-	operatorTokenTTL = 30 * 24 * time.Hour
+	// DefaultOperatorTokenTTL is the token's lifetime (a kubelet-projected
+	// token's default); the launcher mints the next at 80% of it.
+	DefaultOperatorTokenTTL = time.Hour
+	// longTokenTTL is the lifetime of the tokens minted once at start for
+	// the security-operator and the example providers (they are not
+	// refreshed yet, unlike the account-operator's).
+	longTokenTTL = 30 * 24 * time.Hour
 	// useRole is the ClusterRole granting verb "use" on the workspace types
-	// the operator assigns.
+	// the operator assigns (and "initialize" on its own).
 	useRole = "meshplane:account-operator:use"
+	// OperatorInitializerType is the account-operator's WorkspaceType in
+	// the provider workspace (the bootstrap makes it).
+	OperatorInitializerType = "account-operator"
 )
 
-// operatorCredential gives the account-operator's ServiceAccount in the
-// provider workspace the rights of the export (credentials.Grant) and verb
+// OperatorCredential gives the account-operator's ServiceAccount in the
+// provider workspace the rights of the export (credentials.Grant), verb
 // "use" on the workspace types it assigns (root:org and root:account, and
-// every type in root:orgs, where it creates <org>-org and <org>-account),
-// and writes a kubeconfig with a fresh token of it into the root directory.
-func operatorCredential(ctx context.Context, adminKubeconfigPath, out string) error {
+// every type in root:orgs, where it creates <org>-org and <org>-account)
+// and get, use and initialize on the WorkspaceType
+// root:platform-mesh-system:account-operator, whose initializer it is.
+// It writes a kubeconfig for the ServiceAccount to out, whose tokenFile
+// (out with extension .token) holds a fresh token valid for ttl; the
+// returned TokenFile keeps it fresh when run (TokenFile.Run).
+func OperatorCredential(ctx context.Context, adminKubeconfigPath, out string, ttl time.Duration) (*credentials.TokenFile, error) {
 	base, err := adminConfig(adminKubeconfigPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme, corev1.AddToScheme, rbacv1.AddToScheme} {
 		if err := add(scheme); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	in := func(path string) (*rest.Config, client.Client, error) {
@@ -60,46 +74,59 @@ func operatorCredential(ctx context.Context, adminKubeconfigPath, out string) er
 	}
 	pcfg, pc, err := in(providerWorkspace)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	slice := &apisv1alpha1.APIExportEndpointSlice{}
 	if err := pc.Get(ctx, client.ObjectKey{Name: operatorSlice}, slice); err != nil {
-		return fmt.Errorf("APIExportEndpointSlice %s: %w", operatorSlice, err)
+		return nil, fmt.Errorf("APIExportEndpointSlice %s: %w", operatorSlice, err)
 	}
 	export := &apisv1alpha2.APIExport{}
 	if err := pc.Get(ctx, client.ObjectKey{Name: slice.Spec.APIExport.Name}, export); err != nil {
-		return fmt.Errorf("APIExport %s: %w", slice.Spec.APIExport.Name, err)
+		return nil, fmt.Errorf("APIExport %s: %w", slice.Spec.APIExport.Name, err)
 	}
 	subject := credentials.Subject{Namespace: operatorNamespace, Name: operatorSA}
 	if err := credentials.Grant(ctx, pc, export, operatorSlice, subject); err != nil {
-		return err
+		return nil, err
 	}
 	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: operatorNamespace, Name: operatorSA}
 	useTypes := rbacv1.PolicyRule{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, Verbs: []string{"use"}}
 	rootTypes := useTypes
 	rootTypes.ResourceNames = []string{"org", "account"}
+	initType := rbacv1.PolicyRule{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"},
+		ResourceNames: []string{OperatorInitializerType}, Verbs: []string{"get", "use", "initialize"}}
 	for path, rules := range map[string][]rbacv1.PolicyRule{
 		"root": {rootTypes},
+		// Its initializer type, which root:org and root:account extend.
+		providerWorkspace: {initType},
 		// The per-org types; "access" lets the use check into root:orgs.
 		"root:orgs": {useTypes, {NonResourceURLs: []string{"/"}, Verbs: []string{"access"}}},
 	} {
 		_, c, err := in(path)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := ensureRole(ctx, c, rules, sa); err != nil {
-			return fmt.Errorf("%s in %s: %w", useRole, path, err)
+			return nil, fmt.Errorf("%s in %s: %w", useRole, path, err)
 		}
 	}
-	token, err := credentials.Token(ctx, pcfg, operatorNamespace, operatorSA, operatorTokenTTL)
-	if err != nil {
-		return err
+	tf := &credentials.TokenFile{Config: pcfg, Namespace: operatorNamespace, Name: operatorSA, TTL: ttl,
+		Path: strings.TrimSuffix(out, filepath.Ext(out)) + ".token"}
+	if err := tf.Validate(); err != nil {
+		return nil, err
 	}
-	kc, err := credentials.Kubeconfig(pcfg, pcfg.Host, token)
-	if err != nil {
-		return err
+	if err := tf.Mint(ctx); err != nil {
+		return nil, err
 	}
-	return clientcmd.WriteToFile(*kc, out)
+	tokenCfg := rest.AnonymousClientConfig(pcfg)
+	tokenCfg.BearerTokenFile = tf.Path
+	kc, err := credentials.Kubeconfig(tokenCfg, pcfg.Host, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := clientcmd.WriteToFile(*kc, out); err != nil {
+		return nil, err
+	}
+	return tf, nil
 }
 
 // ensureRole creates or updates the ClusterRole useRole with rules and its

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 )
 
 // ParseFlags reads the launcher's command line.
@@ -17,7 +19,12 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.BinDir, "bin-dir", "", "Directory holding the platform's binaries (default: the launcher's own directory).")
 	fs.BoolVar(&c.DemoUsers, "demo-users", true, "Create the demo users alice and bob (local runs only).")
 	fs.StringVar(&c.ExternalOpenFGA, "openfga-url", "", "HTTP API of an external OpenFGA (production: one backed by PostgreSQL); default: start OpenFGA with a SQLite store in the root directory.")
+	fs.DurationVar(&c.OperatorTokenTTL, "operator-token-ttl", DefaultOperatorTokenTTL, "Lifetime of the account-operator's ServiceAccount token (at least 10m).")
+	fs.DurationVar(&c.OperatorTokenRefresh, "operator-token-refresh", 0, "Age at which the account-operator's token is replaced (default: 80% of --operator-token-ttl).")
+	operatorArgs := fs.String("account-operator-args", "", "Extra arguments for the account-operator, separated by spaces (e.g. --workers 16 --profiling).")
 	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
+	examples := fs.String("examples", os.Getenv("EXAMPLES"), "Example providers to run too, comma-separated: "+strings.Join(Examples, ", ")+" (default $EXAMPLES; none by default).")
+	fs.StringVar(&c.ExamplesDir, "examples-dir", "", "Directory of the examples' manifests (default: ../examples from the bin directory).")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -25,12 +32,30 @@ func ParseFlags(args []string) (Config, error) {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	c.CoreArgs = strings.Fields(*coreArgs)
+	for _, e := range strings.Split(*examples, ",") {
+		if e = strings.TrimSpace(e); e != "" && !slices.Contains(c.Examples, e) {
+			c.Examples = append(c.Examples, e)
+		}
+	}
+	if err := ValidateExamples(c.Examples); err != nil {
+		return c, err
+	}
+	c.AccountOperatorArgs = strings.Fields(*operatorArgs)
 	if c.BinDir == "" {
 		self, err := os.Executable()
 		if err != nil {
 			return c, err
 		}
 		c.BinDir = filepath.Dir(self)
+	}
+	if c.ExamplesDir == "" {
+		c.ExamplesDir = filepath.Join(c.BinDir, "..", "examples")
+	}
+	if c.OperatorTokenTTL < 10*time.Minute {
+		return c, fmt.Errorf("--operator-token-ttl %s: TokenRequest allows no less than 10m", c.OperatorTokenTTL)
+	}
+	if c.OperatorTokenRefresh < 0 || c.OperatorTokenRefresh >= c.OperatorTokenTTL {
+		return c, fmt.Errorf("--operator-token-refresh %s must be below --operator-token-ttl %s", c.OperatorTokenRefresh, c.OperatorTokenTTL)
 	}
 	return c, c.Ports.Validate()
 }

@@ -29,6 +29,12 @@ type Config struct {
 	DemoUsers bool
 	// CoreArgs are appended to `meshplane start`.
 	CoreArgs []string
+	// Examples names the example providers to run too (see Examples).
+	Examples []string
+	// ExamplesDir holds the examples' manifests (examples/ of the repository).
+	ExamplesDir string
+	// AccountOperatorArgs are appended to the account-operator's arguments.
+	AccountOperatorArgs []string
 	// Out receives the log stream.
 	Out io.Writer
 	// ReadyTimeout bounds the wait for each component.
@@ -38,6 +44,13 @@ type Config struct {
 	// ExternalOpenFGA is the HTTP API of an OpenFGA the platform uses
 	// instead of starting its own (--openfga-url).
 	ExternalOpenFGA string
+	// OperatorTokenTTL is the lifetime of the account-operator's token (0:
+	// DefaultOperatorTokenTTL); OperatorTokenRefresh the age at which the
+	// next is minted (0: 80% of the lifetime).
+	OperatorTokenTTL, OperatorTokenRefresh time.Duration
+
+	// logf writes a line of the log stream (set by Run).
+	logf func(name, format string, args ...any)
 }
 
 // CoreURL is the core's base URL.
@@ -50,7 +63,8 @@ func (c *Config) EnvFile() string { return filepath.Join(c.RootDir, platformenv.
 func components(c *Config) []Component {
 	comps := []Component{coreComponent(c)}
 	comps = append(comps, openFGAComponents(c)...)
-	return append(comps, accountOperatorComponent(c), securityOperatorComponent(c), graphqlComponent(c))
+	comps = append(comps, accountOperatorComponent(c), securityOperatorComponent(c), rebacComponent(c), graphqlComponent(c))
+	return append(comps, exampleComponents(c)...)
 }
 
 // Run starts the platform and supervises it until ctx ends (then it stops
@@ -66,9 +80,18 @@ func Run(ctx context.Context, c Config) error {
 		logs.pad = max(logs.pad, len(comp.Name))
 	}
 	say := func(format string, args ...any) { logs.printf("launcher", format, args...) }
+	c.logf = logs.printf
 
 	var running []*started
+	var cleanups []func() error
 	defer func() {
+		defer func() {
+			for i := len(cleanups) - 1; i >= 0; i-- {
+				if err := cleanups[i](); err != nil {
+					say("cleaning up: %v", err)
+				}
+			}
+		}()
 		os.Remove(c.EnvFile())
 		for i := len(running) - 1; i >= 0; i-- {
 			s := running[i]
@@ -88,6 +111,9 @@ func Run(ctx context.Context, c Config) error {
 	failed := make(chan *started, len(comps))
 	var env []platformenv.Entry
 	for _, comp := range comps {
+		if comp.Cleanup != nil {
+			cleanups = append(cleanups, comp.Cleanup)
+		}
 		if comp.BeforeStart != nil {
 			if err := comp.BeforeStart(ctx); err != nil {
 				return fmt.Errorf("preparing %s: %w", comp.Name, err)

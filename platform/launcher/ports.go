@@ -27,6 +27,13 @@ const (
 	offsetGraphQL
 )
 
+// The example providers' offsets (reserved 13..16; see docs/examples.md).
+const (
+	offsetExampleMongoDBHealth  = 13
+	offsetExamplePostgresHealth = 14
+	offsetExamplePostgres       = 15
+)
+
 // Core is the core's secure port.
 func (p Ports) Core() int { return p.Base + offsetCore }
 
@@ -66,3 +73,12 @@ func (p Ports) AccountOperatorMetrics() int { return p.Base + offsetAccountOpera
 
 // AccountOperatorHealth is the account-operator's /healthz and /readyz port.
 func (p Ports) AccountOperatorHealth() int { return p.Base + offsetAccountOperatorHealth }
+
+// ExampleMongoDBHealth is the mongodb example provider's /readyz port.
+func (p Ports) ExampleMongoDBHealth() int { return p.Base + offsetExampleMongoDBHealth }
+
+// ExamplePostgresHealth is the postgres example provider's /readyz port.
+func (p Ports) ExamplePostgresHealth() int { return p.Base + offsetExamplePostgresHealth }
+
+// ExamplePostgres is the PostgreSQL server of the postgres example.
+func (p Ports) ExamplePostgres() int { return p.Base + offsetExamplePostgres }

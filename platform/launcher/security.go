@@ -194,7 +194,7 @@ func securityOperatorCredential(ctx context.Context, adminKubeconfigPath, out st
 	if err := ensureClusterRole(ctx, rc, securityUseRole, use, accountOperator); err != nil {
 		return fmt.Errorf("%s in root: %w", securityUseRole, err)
 	}
-	token, err := credentials.Token(ctx, pcfg, operatorNamespace, securityOperatorSA, operatorTokenTTL)
+	token, err := credentials.Token(ctx, pcfg, operatorNamespace, securityOperatorSA, longTokenTTL)
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,8 @@ type Kit struct {
 	URL string
 	// VirtualWorkspace is cfg pointed at URL.
 	VirtualWorkspace *rest.Config
+
+	clients *clients
 }
 
 // New waits for the slice's URL, then builds the provider and manager. cfg
@@ -101,7 +103,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Kit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("multicluster manager: %w", err)
 	}
-	return &Kit{Manager: mgr, Provider: p, URL: url, VirtualWorkspace: vw}, nil
+	return &Kit{Manager: mgr, Provider: p, URL: url, VirtualWorkspace: vw, clients: &clients{vw: vw}}, nil
 }
 
 // LogicalClusterPath reads the kcp.io/path annotation of the LogicalCluster
@@ -152,7 +154,11 @@ func getPath(ctx context.Context, hc *http.Client, url string) (string, error) {
 		return "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
+		err := fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			return "", &pathaware.NotPermittedError{Err: err}
+		}
+		return "", err
 	}
 	var lc struct {
 		Metadata struct {

@@ -21,12 +21,20 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/multicluster-provider/apiexport"
+	mcpcache "github.com/kcp-dev/multicluster-provider/pkg/cache"
+	mcrecorder "github.com/kcp-dev/multicluster-provider/pkg/events/recorder"
 	"github.com/kcp-dev/multicluster-provider/pkg/handlers"
+	"github.com/kcp-dev/multicluster-provider/pkg/provider"
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	"github.com/meshplane/meshplane/providers/dispatch"
 )
 
 // PathAnnotation is kcp's annotation holding a logical cluster's canonical
@@ -35,6 +43,32 @@ const PathAnnotation = "kcp.io/path"
 
 // ResolveFunc returns the workspace path of a logical cluster.
 type ResolveFunc func(ctx context.Context, cluster string) (string, error)
+
+// NotPermittedError says the credential may not read what a path lookup
+// needs (401 or 403): retrying soon will not help.
+type NotPermittedError struct{ Err error }
+
+func (e *NotPermittedError) Error() string { return e.Err.Error() }
+func (e *NotPermittedError) Unwrap() error { return e.Err }
+
+// notPermittedRetry is how long a lookup the credential may not make waits
+// before it is tried again.
+const notPermittedRetry = 10 * time.Minute
+
+// notPermitted reports whether every error joined in err is a
+// NotPermittedError.
+func notPermitted(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !notPermitted(e) {
+				return false
+			}
+		}
+		return len(j.Unwrap()) > 0
+	}
+	var np *NotPermittedError
+	return errors.As(err, &np)
+}
 
 // Options configure the provider.
 type Options struct {
@@ -54,7 +88,7 @@ type Options struct {
 
 // Provider is a path-aware apiexport provider.
 type Provider struct {
-	*apiexport.Provider
+	*provider.Provider
 
 	paths   *Paths
 	res     *resolver
@@ -83,7 +117,27 @@ func New(cfg *rest.Config, slice string, opts Options) (*Provider, error) {
 	}
 	p.res = newResolver(p.paths, opts.Resolve, opts.Workers, opts.Timeout, log)
 	opts.Handlers = append(handlers.Handlers{p.res}, opts.Handlers...)
-	inner, err := apiexport.New(cfg, slice, opts.Options)
+	// What apiexport.New sets up, plus engaged workspaces whose informers
+	// share one dispatching event handler per kind (package dispatch).
+	o := opts.Options
+	if o.Scheme == nil {
+		o.Scheme = scheme.Scheme
+	}
+	d := dispatch.New(o.Scheme)
+	inner, err := provider.NewProvider(cfg, slice, provider.Options{
+		Scheme:                       o.Scheme,
+		EndpointSliceObject:          &apisv1alpha1.APIExportEndpointSlice{},
+		ExtractURLsFromEndpointSlice: provider.DefaultExtractURLsFromEndpointSlice,
+		ObjectToWatch:                &apisv1alpha1.APIBinding{},
+		Log:                          o.Log,
+		AddFilter:                    provider.ConditionReadyFunc("Ready"),
+		UpdateFilter:                 provider.ConditionReadyFunc("Ready"),
+		Handlers:                     o.Handlers,
+		NewCluster: func(cfg *rest.Config, name logicalcluster.Name, wildcard mcpcache.WildcardCache, s *runtime.Scheme,
+			recorder mcrecorder.EventRecorderGetter) (*mcpcache.ScopedCluster, error) {
+			return mcpcache.NewScopedCluster(cfg, name, d.For(wildcard, name), s, recorder)
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +267,7 @@ func newResolver(paths *Paths, resolve ResolveFunc, workers int, timeout time.Du
 	}
 	return &resolver{paths: paths, resolve: resolve, workers: workers, timeout: timeout, log: log,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 5*time.Second),
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pathaware"})}
 }
 
@@ -267,6 +321,15 @@ func (r *resolver) next(ctx context.Context) bool {
 	if err := r.lookup(ctx, cluster); err != nil {
 		if ctx.Err() != nil {
 			return false
+		}
+		if notPermitted(err) {
+			// A scoped credential may read LogicalClusters neither through
+			// the virtual workspace nor directly; without this, every
+			// workspace cost two refused requests every few seconds.
+			r.log.V(1).Info("the credential may not look up the workspace path; trying again later", "cluster", cluster, "after", notPermittedRetry, "error", err.Error())
+			r.queue.Forget(cluster)
+			r.queue.AddAfter(cluster, notPermittedRetry)
+			return true
 		}
 		r.log.V(1).Info("looking up the workspace path failed; retrying", "cluster", cluster, "error", err.Error())
 		r.queue.AddRateLimited(cluster)

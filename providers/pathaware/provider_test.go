@@ -157,3 +157,46 @@ func TestAsyncAwareDoesNotBlock(t *testing.T) {
 		return len(inner.engaged) == 2
 	})
 }
+
+func TestNotPermitted(t *testing.T) {
+	np := &NotPermittedError{Err: errors.New("GET x: 403")}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{np, true},
+		{errors.Join(np, &NotPermittedError{Err: errors.New("GET y: 401")}), true},
+		{errors.Join(np, errors.New("GET y: 404")), false},
+		{errors.New("connection refused"), false},
+		{errors.Join(), false},
+	} {
+		if got := notPermitted(c.err); got != c.want {
+			t.Errorf("notPermitted(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
+
+// A lookup the credential may not make is not retried at the usual pace
+// (it would be tried again after 200 ms, 400 ms, 800 ms ...).
+func TestResolverWaitsLongAfterNotPermitted(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	resolve := func(ctx context.Context, cluster string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		return "", &NotPermittedError{Err: errors.New("GET logicalclusters/cluster: 403")}
+	}
+	r := newResolver(NewPaths(), resolve, 1, time.Second, logr.Discard())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go r.run(ctx)
+	r.OnAdd(binding("c1", nil))
+	waitFor(t, "the first lookup", func() bool { mu.Lock(); defer mu.Unlock(); return calls == 1 })
+	time.Sleep(1500 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 1 {
+		t.Errorf("a refused lookup was repeated %d times within 1.5 s", calls-1)
+	}
+}

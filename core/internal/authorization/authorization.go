@@ -40,10 +40,22 @@ func Fixed(a authorizer.Authorizer) Layer {
 	return func(_, _ authorizer.Authorizer) authorizer.Authorizer { return a }
 }
 
+// Webhook is an authorization webhook: asked after RBAC, and optionally
+// listing rules for SelfSubjectRulesReviews.
+type Webhook struct {
+	Authorizer authorizer.Authorizer
+	// Rules, when not nil, adds the webhook's rules to RBAC's.
+	Rules authorizer.RuleResolver
+}
+
 // New returns the authorizer and the rule resolver for
 // SelfSubjectRulesReviews. stored reads RBAC objects kept in each cluster.
-// The layers are consulted first.
-func New(stored rbac.RuleSource, workspaces Workspaces, layers ...Layer) (authorizer.Authorizer, authorizer.RuleResolver) {
+// The layers are consulted first. The webhook, when set, is asked last,
+// after RBAC (kcp's order), and also decides for a user who lacks access
+// to a workspace: kcp's workspace content authorizer leaves such a user
+// to the webhook rather than denying.
+func New(stored rbac.RuleSource, workspaces Workspaces, hook Webhook, layers ...Layer) (authorizer.Authorizer, authorizer.RuleResolver) {
+	webhook := hook.Authorizer
 	// The bootstrap policy holds in every cluster and outside of any.
 	boot := rbac.New(bootstrap.Source{}, func(ctx context.Context) (string, bool) {
 		if cluster, ok := clusters.From(ctx); ok && cluster != clusters.Wildcard {
@@ -54,24 +66,32 @@ func New(stored rbac.RuleSource, workspaces Workspaces, layers ...Layer) (author
 	local := rbac.New(withBootstrapRoles{stored}, clusters.From)
 	rbacUnion := union.New(boot, local)
 	// plain decides requests that do not come through a virtual workspace.
-	plain := union.New(
+	chain := []authorizer.Authorizer{
 		authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup),
 		authorizer.AuthorizerFunc(denyWildcard),
-		workspaceAccess{workspaces: workspaces, rbac: rbacUnion},
+		workspaceAccess{workspaces: workspaces, rbac: rbacUnion, webhook: webhook},
 		rbacUnion,
-	)
+	}
+	if webhook != nil {
+		chain = append(chain, webhook)
+	}
+	plain := union.New(chain...)
 	// Virtual workspaces decide first, for everybody, system:masters
 	// included: what they show is limited by what they are.
 	var full authorizer.Authorizer
 	self := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 		return full.Authorize(ctx, a)
 	})
-	var chain []authorizer.Authorizer
+	var layered []authorizer.Authorizer
 	for _, layer := range layers {
-		chain = append(chain, layer(self, plain))
+		layered = append(layered, layer(self, plain))
 	}
-	full = union.New(append(chain, plain)...)
-	return full, union.NewRuleResolvers(boot, local)
+	full = union.New(append(layered, plain)...)
+	resolvers := []authorizer.RuleResolver{boot, local}
+	if hook.Rules != nil {
+		resolvers = append(resolvers, hook.Rules)
+	}
+	return full, union.NewRuleResolvers(resolvers...)
 }
 
 // denyWildcard refuses the wildcard cluster to everybody that got this
@@ -100,10 +120,13 @@ func (s withBootstrapRoles) GetClusterRole(ctx context.Context, cluster, name st
 // workspaceAccess keeps everybody out of a workspace who lacks verb
 // "access" on non-resource "/" inside it (kcp's workspace content
 // authorizer), and out of workspaces that are not Ready yet. root is open
-// to every authenticated user, as in kcp.
+// to every authenticated user, as in kcp. With a webhook, a user without
+// RBAC access gets the webhook's decision instead of a denial (RBAC is not
+// asked further): relationship-based grants need no RoleBinding.
 type workspaceAccess struct {
 	workspaces Workspaces
 	rbac       authorizer.Authorizer
+	webhook    authorizer.Authorizer
 }
 
 func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
@@ -126,6 +149,11 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 	access := authorizer.AttributesRecord{User: a.GetUser(), Verb: "access", Path: "/"}
 	if d, _, _ := w.rbac.Authorize(ctx, access); d == authorizer.DecisionAllow {
 		return authorizer.DecisionNoOpinion, "", nil
+	}
+	if w.webhook != nil {
+		if d, reason, err := w.webhook.Authorize(ctx, a); d == authorizer.DecisionAllow {
+			return d, reason, err
+		}
 	}
 	return authorizer.DecisionDeny, fmt.Sprintf("access to workspace %s denied", path), nil
 }

@@ -21,8 +21,9 @@ import (
 // buildHandlerChain is the generic server's BuildHandlerChainFunc. From
 // the outside in: the virtual workspace filters, the service-account
 // rewrite (a request without a cluster goes to its token's cluster, as in
-// kcp) and the cluster path filter (before the generic chain parses the
-// request), the generic
+// kcp), the mounts filter (requests to mounted workspaces go through their
+// own generic chain to the mount proxy, see mounts.go) and the cluster path
+// filter (before the generic chain parses the request), the generic
 // chain (authentication, audit, authorization), the cluster checks, and
 // then the handlers: home workspace, discovery, OpenAPI, custom resources
 // and finally apiHandler (the built-in APIs).
@@ -34,6 +35,7 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: api}
 	chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(homes), c)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
+	chain = p.withMounts(chain, c)
 	chain = serviceaccount.WithClusterFromToken(chain, clusters.Prefix, clusters.IsValidName)
 	return apiexportvw.WithVirtualWorkspace(lifecycle.WithVirtualWorkspaces(chain), p.exports)
 }

@@ -17,6 +17,9 @@ import (
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/auditlog"
 	"github.com/meshplane/meshplane/core/internal/authentication"
+	"github.com/meshplane/meshplane/core/internal/authentication/jwt"
+	"github.com/meshplane/meshplane/core/internal/authorization"
+	"github.com/meshplane/meshplane/core/internal/authorization/webhook"
 	"github.com/meshplane/meshplane/core/internal/certs"
 	"github.com/meshplane/meshplane/core/internal/openapi/definitions"
 	"github.com/meshplane/meshplane/core/internal/server/options"
@@ -38,6 +41,12 @@ type Config struct {
 	// ServiceAccountIssuer mints them.
 	ServiceAccountKeys   *serviceaccount.Keys
 	ServiceAccountIssuer *serviceaccount.Issuer
+	// JWT are the issuers of --authentication-config (nil without it).
+	JWT *jwt.File
+
+	// AuthorizationWebhook is asked after RBAC; empty without
+	// --authorization-webhook-config-file.
+	AuthorizationWebhook authorization.Webhook
 
 	auditFile *os.File
 }
@@ -73,7 +82,24 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 		return nil, err
 	}
 	c := &Config{Options: opts, TokenAuthenticator: tokenAuthn, CAFile: caFile, Tokens: tokens}
+	if opts.AuthorizationWebhookConfigFile != "" {
+		if c.AuthorizationWebhook.Authorizer, err = webhook.New(webhook.Config{
+			KubeconfigFile: opts.AuthorizationWebhookConfigFile, Version: opts.AuthorizationWebhookVersion,
+			AuthorizedTTL:   opts.AuthorizationWebhookCacheAuthorizedTTL,
+			UnauthorizedTTL: opts.AuthorizationWebhookCacheUnauthorizedTTL,
+		}); err != nil {
+			return nil, err
+		}
+		if opts.AuthorizationWebhookRulesPath != "" {
+			if c.AuthorizationWebhook.Rules, err = webhook.NewRules(opts.AuthorizationWebhookConfigFile, opts.AuthorizationWebhookRulesPath); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := c.loadServiceAccountKeys(); err != nil {
+		return nil, err
+	}
+	if err := c.loadAuthenticationConfig(); err != nil {
 		return nil, err
 	}
 	if c.Generic, err = c.genericConfig(); err != nil {

@@ -62,7 +62,8 @@ func (p *parts) startControllers(ctx context.Context) error {
 	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installAPIBinding(inf),
 		p.installDefaultAPIBindings(), p.installServiceAccounts(inf), p.installClusterRoleAggregation(inf),
 		p.installResourceQuota(inf), p.installGarbageCollector()}
-	afterRoot := []controller{p.installWorkspace(inf), p.installLogicalCluster(), p.installUniversal(), p.installWorkspaceType(inf)}
+	afterRoot := []controller{p.installWorkspace(inf), p.installLogicalCluster(), p.installUniversal(), p.installWorkspaceType(inf),
+		p.installWorkspaceMount(inf)}
 	go p.crdIndex.Run(ctx)
 	inf.start(ctx)
 	for _, c := range first {

@@ -4,7 +4,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/internal/mounts"
 )
+
+// workspaceMountsEnabled reads kcp's WorkspaceMounts gate, on unless
+// turned off.
+func workspaceMountsEnabled(gates map[string]bool) bool {
+	on, set := gates[mounts.Gate]
+	return on || !set
+}
 
 // applyFeatureGates sets the Kubernetes feature gates Meshplane knows and
 // warns about the rest (tools written for kcp pass kcp's own gates).
@@ -15,6 +24,9 @@ func applyFeatureGates(gates map[string]bool) error {
 	}
 	apply := map[string]bool{}
 	for name, on := range gates {
+		if name == mounts.Gate {
+			continue // Meshplane's own: see workspaceMountsEnabled
+		}
 		if known.Has(name) {
 			apply[name] = on
 		} else {

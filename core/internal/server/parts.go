@@ -60,7 +60,10 @@ type parts struct {
 	// serviceAccounts: the service-account token authenticator and the
 	// informers it and the service account controller share.
 	serviceAccounts *serviceAccounts
+	jwt             *jwtParts
 	quota           *quotaParts
+	// mounts: workspace mounts (nil with the WorkspaceMounts gate off).
+	mounts *mountParts
 	// informers are the shared wildcard informers, started with the
 	// controllers.
 	informers informers
@@ -75,12 +78,18 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	p.types = &tenancy.Types{Index: p.index, Store: p.reg.workspaceTypes}
 	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers}
 	p.newAuthorizer()
+	if err := p.newMounts(); err != nil {
+		return nil, err
+	}
 	if err := p.newServiceAccounts(); err != nil {
 		return nil, err
 	}
 	// The service-account authenticator reads this informer too.
 	p.informers[reflect.TypeOf(&corev1.ServiceAccount{})] = p.serviceAccounts.informer
-	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator), p.authz, p.rules)
+	if err := p.newJWT(); err != nil {
+		return nil, err
+	}
+	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator, p.jwt.tokens), p.authz, p.rules)
 	namespaces := namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore))
 	namespaces.Deleting = p.clusterDeleting
 	quotaAdmission, err := p.newQuota()
@@ -92,7 +101,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(p.index.Resolve, authorization.NewBind(rbacSource(p.storage))),
 		reservedmetadata.New(),
-	}, append(p.dynamicAdmission(), quotaAdmission)...)...)) // quota last, as in kube-apiserver
+	}, append(append(p.mountAdmission(), p.dynamicAdmission()...), quotaAdmission)...)...)) // quota last, as in kube-apiserver
 	return p, p.newCRDHandler()
 }
 
@@ -128,7 +137,7 @@ func (p *parts) newStorage() error {
 // newAuthorizer builds the authorizer chain: the home workspace rule and
 // the virtual workspaces' authorizers first, then the plain chain.
 func (p *parts) newAuthorizer() {
-	p.authz, p.rules = authorization.New(rbacSource(p.storage), p.index,
+	p.authz, p.rules = authorization.New(rbacSource(p.storage), p.index, p.config.AuthorizationWebhook,
 		authorization.Fixed(authorizer.AuthorizerFunc(home.Authorizer)),
 		func(full, _ authorizer.Authorizer) authorizer.Authorizer {
 			return &apiexportvw.Authorizer{Exports: p.exports, RBAC: full}

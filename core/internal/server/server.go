@@ -77,7 +77,7 @@ func (s *Server) Close() {
 // APIs and the controllers' post-start hook.
 func (p *parts) newGenericServer() (*genericapiserver.GenericAPIServer, error) {
 	config := p.config.Generic
-	config.Authentication.Authenticator = p.withServiceAccountTokens(config.Authentication.Authenticator)
+	config.Authentication.Authenticator = p.withJWT(p.withServiceAccountTokens(config.Authentication.Authenticator))
 	config.Authorization.Authorizer = p.authz
 	config.RuleResolver = p.rules
 	config.AdmissionControl = p.admission
@@ -93,6 +93,11 @@ func (p *parts) newGenericServer() (*genericapiserver.GenericAPIServer, error) {
 		return nil, err
 	}
 	if err := generic.InstallAPIGroup(p.crdGroup); err != nil {
+		return nil, err
+	}
+	if err := generic.AddPostStartHook("meshplane-authentication", func(ctx genericapiserver.PostStartHookContext) error {
+		return p.startJWT(ctx)
+	}); err != nil {
 		return nil, err
 	}
 	if err := generic.AddPostStartHook("meshplane-controllers", func(ctx genericapiserver.PostStartHookContext) error {

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/meshplane/meshplane/sdk/testing/latency"
 )
 
 // informerLookup is an InformerLookup over informers that are never run:
@@ -63,7 +65,8 @@ func TestInformerLookup(t *testing.T) {
 
 // BenchmarkWarmTokenInformer is BenchmarkWarmToken with the server's
 // lookup: the ServiceAccount comes from a cluster-aware informer store
-// holding 10,000 ServiceAccounts of 10,000 clusters.
+// holding 10,000 ServiceAccounts of 10,000 clusters. It reports p50 and
+// p99 per authentication (the target: p99 < 0.2 ms).
 func BenchmarkWarmTokenInformer(b *testing.B) {
 	keys := testKeys(b)
 	var sas []*corev1.ServiceAccount
@@ -82,13 +85,18 @@ func BenchmarkWarmTokenInformer(b *testing.B) {
 	if _, ok, err := authn.AuthenticateToken(ctx, token); !ok || err != nil {
 		b.Fatalf("ok=%v err=%v", ok, err)
 	}
+	var rec latency.Recorder
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, ok, _ := authn.AuthenticateToken(ctx, token); !ok {
+		start := time.Now()
+		_, ok, _ := authn.AuthenticateToken(ctx, token)
+		rec.Add(time.Since(start))
+		if !ok {
 			b.Fatal("not authenticated")
 		}
 	}
+	rec.Report(b)
 }
 
 func clusterName(i int) string {

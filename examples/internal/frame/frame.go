@@ -37,6 +37,8 @@ type Options struct {
 	MetricsAddr   string
 	HealthAddr    string
 	WaitForURL    time.Duration
+	// Workers is how many objects are reconciled in parallel.
+	Workers int
 }
 
 // AddFlags registers the flags; slice is the default endpoint slice (the
@@ -53,6 +55,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet, slice string) {
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of /metrics and /engaged (0 turns them off)")
 	fs.StringVar(&o.HealthAddr, "health-probe-bind-address", o.HealthAddr, "address of /healthz and /readyz")
 	fs.DurationVar(&o.WaitForURL, "wait-for-endpoint", o.WaitForURL, "how long to wait at start for the endpoint slice's URL")
+	fs.IntVar(&o.Workers, "workers", 4, "objects reconciled in parallel")
 }
 
 // Validate checks the flags.
@@ -63,6 +66,9 @@ func (o *Options) Validate() error {
 	}
 	if o.EndpointSlice == "" {
 		errs = append(errs, errors.New("--endpoint-slice is required"))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, errors.New("--workers must be at least 1"))
 	}
 	return errors.Join(errs...)
 }

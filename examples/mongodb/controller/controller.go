@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mccontroller "sigs.k8s.io/multicluster-runtime/pkg/controller"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
@@ -53,6 +54,8 @@ type Options struct {
 	Downstream cluster.Cluster
 	// Namespace in Downstream holding every consumer's objects.
 	Namespace string
+	// Workers is how many objects are reconciled in parallel (at least 1).
+	Workers int
 }
 
 // consumer identifies a MongoDB: logical cluster, namespace, name.
@@ -103,5 +106,6 @@ func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
 		Named("mongodb").
 		For(&mongodbv1alpha1.MongoDB{}).
 		WatchesRawSource(source.TypedKind[*unstructured.Unstructured, mcreconcile.Request](opts.Downstream.GetCache(), ds, toConsumer)).
+		WithOptions(mccontroller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
 		Complete(r)
 }

@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +20,9 @@ import (
 
 	mongodbv1alpha1 "github.com/meshplane/meshplane/examples/mongodb/api/v1alpha1"
 )
+
+// conflictRetry is when a MongoDB whose status write conflicted is looked at again.
+const conflictRetry = 100 * time.Millisecond
 
 // reconciler runs the steps for one MongoDB.
 type reconciler struct {
@@ -83,16 +88,14 @@ func (r *reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (re
 	}
 	setReady(s)
 	if !equality.Semantic.DeepEqual(before, &db.Status) {
-		if err := cl.GetClient().Status().Update(ctx, db); err != nil && !apierrors.IsConflict(err) {
+		if err := cl.GetClient().Status().Update(ctx, db); apierrors.IsConflict(err) {
+			// Changed meanwhile: its event brings it back; look again soon anyway.
+			return reconcile.Result{RequeueAfter: conflictRetry}, nil
+		} else if err != nil {
 			errs = append(errs, fmt.Errorf("updating status: %w", err))
-		} else if apierrors.IsConflict(err) {
-			return reconcile.Result{Requeue: true}, nil
 		}
 	}
-	if len(errs) > 0 {
-		return reconcile.Result{}, fmt.Errorf("%v", errs)
-	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{}, errors.Join(errs...)
 }
 
 // setReady sets Ready from the other conditions.

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mccontroller "sigs.k8s.io/multicluster-runtime/pkg/controller"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
@@ -35,6 +36,8 @@ type Options struct {
 	// Host and Port consumers connect to (written into the Secret).
 	Host string
 	Port int
+	// Workers is how many objects are reconciled in parallel (at least 1).
+	Workers int
 }
 
 // SetupWithManager adds the controller to mgr.
@@ -50,5 +53,6 @@ func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named("database").
 		For(&postgresv1alpha1.Database{}).
+		WithOptions(mccontroller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
 		Complete(r)
 }

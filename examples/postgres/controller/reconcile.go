@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -20,6 +21,9 @@ import (
 
 	postgresv1alpha1 "github.com/meshplane/meshplane/examples/postgres/api/v1alpha1"
 )
+
+// conflictRetry is when a Database whose status write conflicted is looked at again.
+const conflictRetry = 100 * time.Millisecond
 
 // reconciler runs the steps for one Database.
 type reconciler struct {
@@ -87,7 +91,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (re
 	setReady(s)
 	if !equality.Semantic.DeepEqual(before, &db.Status) {
 		if err := cl.GetClient().Status().Update(ctx, db); apierrors.IsConflict(err) {
-			return reconcile.Result{Requeue: true}, nil
+			return reconcile.Result{RequeueAfter: conflictRetry}, nil
 		} else if err != nil {
 			errs = append(errs, fmt.Errorf("updating status: %w", err))
 		}

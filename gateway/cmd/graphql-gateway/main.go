@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/meshplane/meshplane/gateway/internal/graphiql"
 	"github.com/meshplane/meshplane/gateway/internal/kube"
 	"github.com/meshplane/meshplane/gateway/internal/server"
 )
@@ -29,6 +30,7 @@ type Options struct {
 	Refresh    time.Duration
 	Idle       time.Duration
 	Limits     server.Limits
+	GraphiQL   string
 }
 
 // AddFlags registers the flags.
@@ -36,8 +38,9 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "admin kubeconfig of the core (reads discovery and OpenAPI of every workspace; user requests carry the user's own token)")
 	fs.StringVar(&o.Context, "context", o.Context, "context of --kubeconfig to use")
 	fs.StringVar(&o.Listen, "listen", o.Listen, "address to serve on (host:port)")
-	fs.DurationVar(&o.Refresh, "schema-refresh-interval", o.Refresh, "how often the API set of every workspace in use is re-checked, besides the re-checks APIBinding and CRD events trigger (schemas are rebuilt when it changed)")
+	fs.DurationVar(&o.Refresh, "schema-refresh-interval", o.Refresh, "how often the API set of every workspace in use is re-checked as a fallback (APIBinding and CRD events trigger re-checks at once; schemas are rebuilt when the set changed)")
 	fs.DurationVar(&o.Idle, "workspace-idle-timeout", o.Idle, "forget a workspace's schema after this long without requests")
+	fs.StringVar(&o.GraphiQL, "graphiql-assets", o.GraphiQL, "directory with GraphiQL's browser files to serve instead of the ones built in (scripts/fetch-graphiql.sh fills gateway/internal/graphiql/assets)")
 	fs.IntVar(&o.Limits.Depth, "max-depth", o.Limits.Depth, "maximum query depth (0: none)")
 	fs.IntVar(&o.Limits.Complexity, "max-complexity", o.Limits.Complexity, "maximum query complexity (0: none)")
 	fs.IntVar(&o.Limits.Batch, "max-batch", o.Limits.Batch, "maximum operations in one batched request")
@@ -60,7 +63,7 @@ func (o *Options) Validate() error {
 }
 
 func main() {
-	o := &Options{Context: "shard-base", Listen: "127.0.0.1:6450", Refresh: 10 * time.Second, Idle: 30 * time.Minute, Limits: server.DefaultLimits}
+	o := &Options{Context: "shard-base", Listen: "127.0.0.1:6450", Refresh: time.Minute, Idle: 30 * time.Minute, Limits: server.DefaultLimits}
 	fs := flag.NewFlagSet("graphql-gateway", flag.ExitOnError)
 	klog.InitFlags(fs)
 	o.AddFlags(fs)
@@ -89,7 +92,17 @@ func run(o *Options) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := server.New(server.Config{Kube: kc, Limits: o.Limits, Refresh: o.Refresh, Idle: o.Idle})
+	gi := graphiql.New()
+	if o.GraphiQL != "" {
+		gi = graphiql.NewFromFS(os.DirFS(o.GraphiQL))
+	}
+	if m := gi.Missing(); len(m) > 0 {
+		if o.GraphiQL != "" {
+			return fmt.Errorf("--graphiql-assets %s lacks %v", o.GraphiQL, m)
+		}
+		klog.InfoS("WARNING: built without GraphiQL's browser files (run scripts/fetch-graphiql.sh and rebuild); browsers get a page saying so", "missing", m)
+	}
+	srv := server.New(server.Config{Kube: kc, Limits: o.Limits, Refresh: o.Refresh, Idle: o.Idle, GraphiQL: gi})
 	go srv.Run(ctx)
 	l, err := net.Listen("tcp", o.Listen)
 	if err != nil {

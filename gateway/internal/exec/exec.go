@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -30,12 +31,12 @@ import (
 type Caller struct {
 	Workspace string
 	Token     string
+	// Streaming is set for a websocket or a server-sent-events request,
+	// the transports a subscription can stream over.
+	Streaming bool
 }
 
 type callerKey struct{}
-
-// nsKey carries the namespace of the innermost enclosing object.
-type nsKey struct{}
 
 // WithCaller puts the caller into ctx.
 func WithCaller(ctx context.Context, c Caller) context.Context {
@@ -56,12 +57,16 @@ type Executable struct {
 	Kube  *kube.Client
 	Hub   *watch.Hub
 
+	// lastSize is the size of the last answer written.
+	lastSize atomic.Int64
+
 	typesOnce sync.Once
 	byType    map[string]*schema.Resource
+	typeMeta  map[string]typeMeta
 }
 
-// rawObject is a JSON object decoded one level deep.
-type rawObject map[string]json.RawMessage
+// typeMeta is the kind and apiVersion of a resource type, as JSON.
+type typeMeta struct{ kind, apiVersion json.RawMessage }
 
 // concreteType is the object type of an object of a union, from its
 // apiVersion and kind ("" when the workspace does not serve it).
@@ -72,8 +77,8 @@ func (r *run) concreteType(v any) string {
 		av, _ = m["apiVersion"].(string)
 		kind, _ = m["kind"].(string)
 	case rawObject:
-		_ = json.Unmarshal(m["apiVersion"], &av)
-		_ = json.Unmarshal(m["kind"], &kind)
+		_ = json.Unmarshal(m.get("apiVersion"), &av)
+		_ = json.Unmarshal(m.get("kind"), &kind)
 	}
 	if res := r.e.Model.ByKind[av+"/"+kind]; res != nil {
 		return res.TypeName
@@ -85,13 +90,26 @@ func (r *run) concreteType(v any) string {
 func (e *Executable) resourceOfType(name string) *schema.Resource {
 	e.typesOnce.Do(func() {
 		e.byType = map[string]*schema.Resource{}
+		e.typeMeta = map[string]typeMeta{}
 		for _, r := range e.Model.Resources {
 			if _, ok := e.byType[r.TypeName]; !ok {
 				e.byType[r.TypeName] = r
+				k, _ := json.Marshal(r.Kind)
+				av, _ := json.Marshal(r.GroupVersion())
+				e.typeMeta[r.TypeName] = typeMeta{kind: k, apiVersion: av}
 			}
 		}
 	})
 	return e.byType[name]
+}
+
+// typeMetaOf is the kind and apiVersion of the resource type name.
+func (e *Executable) typeMetaOf(name string) (typeMeta, bool) {
+	if e.resourceOfType(name) == nil {
+		return typeMeta{}, false
+	}
+	tm, ok := e.typeMeta[name]
+	return tm, ok
 }
 
 var _ graphql.ExecutableSchema = (*Executable)(nil)
@@ -123,14 +141,26 @@ func (e *Executable) Exec(ctx context.Context) graphql.ResponseHandler {
 	r := &run{e: e, oc: oc, caller: caller}
 	switch oc.Operation.Operation {
 	case ast.Subscription:
+		if !caller.Streaming {
+			// gqlgen would answer a plain POST with the first event only.
+			return graphql.OneShot(graphql.ErrorResponse(ctx, "a subscription needs a stream: a websocket (graphql-transport-ws) or server-sent events (Accept: text/event-stream)"))
+		}
 		return r.subscribe(ctx)
-	case ast.Mutation:
-		var buf bytes.Buffer
-		r.object(ctx, &buf, "Mutation", oc.Operation.SelectionSet, struct{}{}, nil)
-		return graphql.OneShot(&graphql.Response{Data: buf.Bytes(), Errors: r.errs})
 	default:
+		root := "Query"
+		if oc.Operation.Operation == ast.Mutation {
+			root = "Mutation"
+		}
 		var buf bytes.Buffer
-		r.object(ctx, &buf, "Query", oc.Operation.SelectionSet, struct{}{}, nil)
+		// Sized like the last answer of this schema, to spare the copies
+		// of a growing buffer.
+		buf.Grow(min(int(e.lastSize.Load()), 4<<20))
+		r.object(ctx, &buf, root, oc.Operation.SelectionSet, struct{}{}, nil)
+		// The answer is written: the core's answers may go back to the pool.
+		for _, b := range r.bodies {
+			b.Release()
+		}
+		e.lastSize.Store(int64(buf.Len()))
 		return graphql.OneShot(&graphql.Response{Data: buf.Bytes(), Errors: r.errs})
 	}
 }
@@ -140,6 +170,80 @@ type run struct {
 	oc     *graphql.OperationContext
 	caller Caller
 	errs   gqlerror.List
+	// indexes of the core's list answers this operation read.
+	indexes []*jsonIndex
+	// bodies are those answers' pooled buffers, released once the
+	// operation's answer is written.
+	bodies []*kube.Body
+	// ns is the namespace (a string) or the raw metadata of the innermost
+	// object being written, for relations.
+	ns any
+	// slab holds path nodes, allocated in chunks.
+	slab []pathNode
+	// plans are the collected fields by selection and type.
+	plans map[planKey][]fieldPlan
+}
+
+// fieldPlan is one collected field of a selection on a type, with its
+// definition and how to resolve it.
+type fieldPlan struct {
+	f    graphql.CollectedField
+	fd   *ast.FieldDefinition
+	info *schema.Field
+}
+
+type planKey struct {
+	sel      *ast.Selection
+	n        int
+	typeName string
+}
+
+// plan collects the fields of sel on typeName once per operation: the
+// items of a list share their selection, so the collecting and the
+// lookups are not repeated for each.
+func (r *run) plan(sel ast.SelectionSet, typeName string, def *ast.Definition) []fieldPlan {
+	key := planKey{n: len(sel), typeName: typeName}
+	if len(sel) > 0 {
+		key.sel = &sel[0]
+		if p, ok := r.plans[key]; ok {
+			return p
+		}
+	}
+	fields := graphql.CollectFields(r.oc, sel, []string{typeName, schema.UnionObject})
+	out := make([]fieldPlan, len(fields))
+	for i, f := range fields {
+		out[i].f = f
+		if def != nil {
+			out[i].fd = def.Fields.ForName(f.Name)
+		}
+		out[i].info = r.e.Model.Fields[typeName][f.Name]
+	}
+	if key.sel != nil {
+		if r.plans == nil {
+			r.plans = map[planKey][]fieldPlan{}
+		}
+		r.plans[key] = out
+	}
+	return out
+}
+
+// node returns a path node (name for a field, else index in a list).
+func (r *run) node(parent *pathNode, name string, index int) *pathNode {
+	if len(r.slab) == cap(r.slab) {
+		r.slab = make([]pathNode, 0, 256)
+	}
+	r.slab = append(r.slab, pathNode{parent: parent, name: name, index: index})
+	return &r.slab[len(r.slab)-1]
+}
+
+// indexOf is the index of the answer b is part of (nil when none).
+func (r *run) indexOf(b []byte) *jsonIndex {
+	for _, x := range r.indexes {
+		if x.contains(b) {
+			return x
+		}
+	}
+	return nil
 }
 
 // pathNode is a response path built only when an error needs it.
@@ -172,41 +276,45 @@ func (r *run) fail(path *pathNode, err error) {
 // object writes the selection of an object value.
 func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel ast.SelectionSet, value any, path *pathNode) {
 	def := r.e.Model.Schema.Types[typeName]
+	if p, ok := value.(*json.RawMessage); ok {
+		value = *p
+	}
+	prevNS := r.ns
 	switch m := value.(type) {
 	case json.RawMessage:
 		// Objects of lists stay raw JSON until a selection needs them:
 		// one level is decoded here, unselected fields never are.
-		ro, ok := splitObject(m)
+		ro, ok := splitObject(m, r.indexOf(m))
 		if !ok {
 			w.WriteString("null")
 			return
 		}
-		if _, ok := ro["kind"]; !ok {
-			if res := r.e.resourceOfType(typeName); res != nil {
-				ro["kind"], _ = json.Marshal(res.Kind)
-				ro["apiVersion"], _ = json.Marshal(res.GroupVersion())
+		if ro.get("kind") == nil {
+			if tm, ok := r.e.typeMetaOf(typeName); ok {
+				ro = append(ro, rawField{"kind", tm.kind}, rawField{"apiVersion", tm.apiVersion})
 			}
 		}
 		value = ro
-		if md, ok := ro["metadata"]; ok {
-			ctx = context.WithValue(ctx, nsKey{}, md)
+		if md := ro.get("metadata"); md != nil {
+			r.ns = md
 		}
 	case map[string]any:
 		if md, ok := m["metadata"].(map[string]any); ok {
 			if ns, ok := md["namespace"].(string); ok {
-				ctx = context.WithValue(ctx, nsKey{}, ns)
+				r.ns = ns
 			}
 		}
 	}
-	fields := graphql.CollectFields(r.oc, sel, []string{typeName, schema.UnionObject})
+	fields := r.plan(sel, typeName, def)
 	w.WriteByte('{')
-	for i, f := range fields {
+	for i, p := range fields {
+		f := p.f
 		if i > 0 {
 			w.WriteByte(',')
 		}
 		writeString(w, f.Alias)
 		w.WriteByte(':')
-		fpath := &pathNode{parent: path, name: f.Alias}
+		fpath := r.node(path, f.Alias, 0)
 		if f.Name == "__typename" {
 			writeString(w, typeName)
 			continue
@@ -232,8 +340,7 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 			r.value(ctx, w, &ast.Type{NamedType: map[string]string{"__schema": "__Schema", "__type": "__Type"}[f.Name]}, f.Selections, v, fpath)
 			continue
 		}
-		fd := def.Fields.ForName(f.Name)
-		info := r.e.Model.Fields[typeName][f.Name]
+		fd, info := p.fd, p.info
 		if fd == nil || info == nil {
 			r.fail(fpath, fmt.Errorf("field %s.%s cannot be resolved", typeName, f.Name))
 			w.WriteString("null")
@@ -248,6 +355,7 @@ func (r *run) object(ctx context.Context, w *bytes.Buffer, typeName string, sel 
 		r.value(ctx, w, fd.Type, f.Selections, v, fpath)
 	}
 	w.WriteByte('}')
+	r.ns = prevNS
 }
 
 // value writes v as typ.
@@ -256,22 +364,28 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 		w.WriteString("null")
 		return
 	}
-	if raw, ok := v.(json.RawMessage); ok {
+	var raw json.RawMessage
+	isRaw := false
+	switch x := v.(type) {
+	case json.RawMessage:
+		raw, isRaw = x, true
+	case *json.RawMessage:
+		// A member of a split object, by pointer: no copy of its slice
+		// header into an interface.
+		raw, isRaw = *x, true
+	}
+	if isRaw {
 		if len(raw) == 0 || string(raw) == "null" {
 			w.WriteString("null")
 			return
 		}
 		if typ.Elem != nil {
-			items, ok := splitArray(raw)
+			items, ok := splitArray(raw, r.indexOf(raw))
 			if !ok {
 				w.WriteString("null")
 				return
 			}
-			list := make([]any, len(items))
-			for i, it := range items {
-				list[i] = it
-			}
-			v = list
+			v = items
 		} else if def := r.e.Model.Schema.Types[typ.NamedType]; def != nil && def.Kind != ast.Object {
 			switch {
 			case def.Name == "String" && raw[0] != '"':
@@ -289,6 +403,17 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 		}
 	}
 	if typ.Elem != nil {
+		if items, ok := v.([]json.RawMessage); ok {
+			w.WriteByte('[')
+			for i := range items {
+				if i > 0 {
+					w.WriteByte(',')
+				}
+				r.value(ctx, w, typ.Elem, sel, &items[i], r.node(path, "", i))
+			}
+			w.WriteByte(']')
+			return
+		}
 		list, ok := v.([]any)
 		if !ok {
 			w.WriteString("null")
@@ -299,7 +424,7 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			r.value(ctx, w, typ.Elem, sel, item, &pathNode{parent: path, index: i})
+			r.value(ctx, w, typ.Elem, sel, item, r.node(path, "", i))
 		}
 		w.WriteByte(']')
 		return
@@ -320,7 +445,7 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 	case ast.Object:
 		if !strings.HasPrefix(def.Name, "__") {
 			switch v.(type) {
-			case map[string]any, struct{}, json.RawMessage, rawObject:
+			case map[string]any, struct{}, json.RawMessage, *json.RawMessage, rawObject:
 			default:
 				w.WriteString("null")
 				return
@@ -442,8 +567,8 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 		case map[string]any:
 			return m[info.JSON], nil
 		case rawObject:
-			if v, ok := m[info.JSON]; ok && len(v) > 0 && string(v) != "null" {
-				return v, nil
+			if p := m.ref(info.JSON); p != nil && len(*p) > 0 && string(*p) != "null" {
+				return p, nil
 			}
 		}
 		return nil, nil
@@ -472,10 +597,12 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 		if l, ok := args["limit"].(int64); ok && l > 0 {
 			q.Set("limit", fmt.Sprint(l))
 		}
-		b, err := r.e.Kube.Do(ctx, token, kube.Request{Method: "GET", Path: kube.ResourcePath(ws, res.Group, res.Version, res.Resource, ns, ""), Query: q})
+		body, err := r.e.Kube.DoPooled(ctx, token, kube.Request{Method: "GET", Path: kube.ResourcePath(ws, res.Group, res.Version, res.Resource, ns, ""), Query: q})
 		if err != nil {
 			return nil, err
 		}
+		r.bodies = append(r.bodies, body)
+		b := body.Bytes()
 		var list struct {
 			Metadata struct {
 				Continue           string `json:"continue"`
@@ -485,28 +612,39 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 			Items    []any             `json:"-"`
 			RawItems []json.RawMessage `json:"items"`
 		}
-		top, ok := splitObject(b)
+		x := indexJSON(b)
+		if x != nil {
+			r.indexes = append(r.indexes, x)
+		}
+		top, ok := splitObject(b, x)
 		if !ok {
 			return nil, fmt.Errorf("decoding the list of %s: not a JSON object", res.Resource)
 		}
-		if md := top["metadata"]; md != nil {
+		if md := top.get("metadata"); md != nil {
 			if err := json.Unmarshal(md, &list.Metadata); err != nil {
 				return nil, fmt.Errorf("decoding the list of %s: %w", res.Resource, err)
 			}
 		}
-		if items := top["items"]; items != nil && string(items) != "null" {
-			if list.RawItems, ok = splitArray(items); !ok {
+		if items := top.get("items"); items != nil && string(items) != "null" {
+			if list.RawItems, ok = splitArray(items, x); !ok {
 				return nil, fmt.Errorf("decoding the items of %s: not a JSON array", res.Resource)
 			}
 		}
 		sortBy := str(args, "sortBy")
+		if sortBy == "" {
+			// Decoded only as far as the selection reaches.
+			items := list.RawItems
+			if items == nil {
+				items = []json.RawMessage{}
+			}
+			out := map[string]any{"items": items, "continue": list.Metadata.Continue, "resourceVersion": list.Metadata.ResourceVersion}
+			if list.Metadata.RemainingItemCount != nil {
+				out["remainingItemCount"] = *list.Metadata.RemainingItemCount
+			}
+			return out, nil
+		}
 		list.Items = make([]any, len(list.RawItems))
 		for i, raw := range list.RawItems {
-			if sortBy == "" {
-				// Decoded only as far as the selection reaches.
-				list.Items[i] = raw
-				continue
-			}
 			var it any
 			if err := json.Unmarshal(raw, &it); err != nil {
 				return nil, fmt.Errorf("decoding the list of %s: %w", res.Resource, err)
@@ -692,7 +830,7 @@ func (r *run) relation(ctx context.Context, rel *schema.RelationInfo, parent any
 	md, _ := obj["metadata"].(map[string]any)
 	// The namespace of the object the reference sits in (set by object).
 	var ns string
-	switch v := ctx.Value(nsKey{}).(type) {
+	switch v := r.ns.(type) {
 	case string:
 		ns = v
 	case json.RawMessage:

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -20,8 +21,14 @@ import (
 // Client reaches the core's base URL (without /clusters/...).
 type Client struct {
 	Base string
-	// user carries TLS only; the caller's token is set per request.
+	// user carries TLS only; the caller's token is set per request. It
+	// speaks HTTP/1.1 over a pool of kept-alive connections: a list of 100
+	// objects through the core's HTTP/2 took 1.3x the time of the same
+	// request over HTTP/1.1 (Go's HTTP/2 client framing and flow control).
 	user *http.Client
+	// stream is user for watches: HTTP/2, so that many open watches share
+	// a few connections.
+	stream *http.Client
 	// admin carries the gateway's own credentials.
 	admin *http.Client
 }
@@ -37,16 +44,17 @@ func New(cfg *rest.Config) (*Client, error) {
 		return nil, fmt.Errorf("admin transport: %w", err)
 	}
 	anon := rest.AnonymousClientConfig(cfg)
-	userRT, err := rest.TransportFor(anon)
+	tlsCfg, err := rest.TLSConfigFor(anon)
 	if err != nil {
 		return nil, fmt.Errorf("user transport: %w", err)
 	}
-	if t, ok := userRT.(*http.Transport); ok {
-		t = t.Clone()
-		t.MaxIdleConnsPerHost = 100
-		userRT = t
+	h1 := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsCfg, MaxIdleConnsPerHost: 100,
+		IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second}
+	streamRT, err := rest.TransportFor(anon)
+	if err != nil {
+		return nil, fmt.Errorf("user stream transport: %w", err)
 	}
-	return &Client{Base: base, user: &http.Client{Transport: userRT}, admin: &http.Client{Transport: adminRT}}, nil
+	return &Client{Base: base, user: &http.Client{Transport: h1}, stream: &http.Client{Transport: streamRT}, admin: &http.Client{Transport: adminRT}}, nil
 }
 
 // RequestTimeout bounds one request of Do (watches, through Open, are not
@@ -94,25 +102,67 @@ func (c *Client) URL(r Request) string {
 // Do runs r with token (the admin's credentials when token is "") and
 // returns the body of a 2xx answer, or an *Error.
 func (c *Client) Do(ctx context.Context, token string, r Request) ([]byte, error) {
+	body, err := c.DoPooled(ctx, token, r)
+	if err != nil {
+		return nil, err
+	}
+	// Not released: the caller keeps the bytes.
+	return body.Bytes(), nil
+}
+
+// Body is an answer read into a pooled buffer.
+type Body struct{ buf *bytes.Buffer }
+
+// Bytes are the answer; valid until Release.
+func (b *Body) Bytes() []byte { return b.buf.Bytes() }
+
+// Release gives the buffer back for later answers: nothing may use Bytes
+// (or anything pointing into them) after it.
+func (b *Body) Release() {
+	if b.buf != nil && b.buf.Cap() <= maxPooled {
+		b.buf.Reset()
+		bodies.Put(b.buf)
+	}
+	b.buf = nil
+}
+
+// maxPooled is the largest buffer kept for reuse.
+const maxPooled = 4 << 20
+
+// bodies are buffers of earlier answers: a list of 100 objects is some
+// 100 KiB, read in growing steps into a fresh buffer otherwise.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// DoPooled is Do with the answer in a pooled buffer, for a caller that is
+// done with it at a known point (Release).
+func (c *Client) DoPooled(ctx context.Context, token string, r Request) (*Body, error) {
 	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
-	resp, err := c.Open(ctx, token, r)
+	resp, err := c.open(ctx, token, r, c.user)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var buf bytes.Buffer
+	buf := bodies.Get().(*bytes.Buffer)
 	if resp.ContentLength > 0 && resp.ContentLength < 64<<20 {
 		buf.Grow(int(resp.ContentLength))
 	} else {
 		buf.Grow(32 << 10)
 	}
-	_, err = buf.ReadFrom(resp.Body)
-	return buf.Bytes(), err
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		buf.Reset()
+		bodies.Put(buf)
+		return nil, err
+	}
+	return &Body{buf: buf}, nil
 }
 
 // Open runs r and returns the open 2xx response (for streams), or an *Error.
 func (c *Client) Open(ctx context.Context, token string, r Request) (*http.Response, error) {
+	return c.open(ctx, token, r, c.stream)
+}
+
+func (c *Client) open(ctx context.Context, token string, r Request, user *http.Client) (*http.Response, error) {
 	var body io.Reader
 	if r.Body != nil {
 		body = bytes.NewReader(r.Body)
@@ -127,7 +177,7 @@ func (c *Client) Open(ctx context.Context, token string, r Request) (*http.Respo
 	}
 	hc := c.admin
 	if token != "" {
-		hc = c.user
+		hc = user
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := hc.Do(req)

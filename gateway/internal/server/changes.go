@@ -16,14 +16,19 @@ var changeSources = []string{
 
 // watchChanges watches APIBindings and CRDs of every logical cluster (as
 // the admin, one watch each through the hub) and has the registry
-// re-check the workspaces of a cluster an event names. Polling every
-// refresh interval stays as the fallback, e.g. for an APIExport whose
-// schema changes under its bindings.
+// re-check the workspaces of a cluster an event names. An APIExport whose
+// schema changes under existing bindings is covered too: the export then
+// names a new APIResourceSchema (they are immutable), and the binding
+// controller writes the new schema's name and UID into each binding's
+// status.boundResources, an event here. When a watch had to start over
+// (its resourceVersion expired), events may have been missed, so every
+// workspace in use is re-checked. Polling every refresh interval stays as
+// the last fallback.
 func (s *Server) watchChanges(ctx context.Context) {
 	for _, path := range changeSources {
 		go func(path string) {
 			backoff := time.Second
-			for ctx.Err() == nil {
+			for restarted := false; ctx.Err() == nil; restarted = true {
 				events, stop, err := s.Hub.SubscribeWithTimeout(ctx, "", path, "", "", "", 5*time.Second)
 				if err != nil {
 					klog.V(2).InfoS("cannot watch for API changes; polling only", "path", path, "err", err)
@@ -38,6 +43,9 @@ func (s *Server) watchChanges(ctx context.Context) {
 					continue
 				}
 				backoff = time.Second
+				if restarted {
+					go s.Registry.refreshAll(ctx)
+				}
 				for ev := range events {
 					if ev.Err != nil {
 						break

@@ -26,6 +26,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/meshplane/meshplane/gateway/internal/exec"
+	"github.com/meshplane/meshplane/gateway/internal/graphiql"
 	"github.com/meshplane/meshplane/gateway/internal/kube"
 	"github.com/meshplane/meshplane/gateway/internal/watch"
 )
@@ -48,6 +49,8 @@ type Config struct {
 	Limits  Limits
 	Refresh time.Duration
 	Idle    time.Duration
+	// GraphiQL serves the IDE to browsers (graphiql.New() when nil).
+	GraphiQL *graphiql.Handler
 }
 
 // Server serves every workspace's GraphQL endpoint.
@@ -63,6 +66,9 @@ type Server struct {
 
 // New builds a server; call Run to keep schemas fresh.
 func New(cfg Config) *Server {
+	if cfg.GraphiQL == nil {
+		cfg.GraphiQL = graphiql.New()
+	}
 	s := &Server{cfg: cfg, access: map[string]time.Time{}}
 	s.Hub = watch.NewHub(cfg.Kube, cfg.Limits.Subscriptions)
 	s.Registry = NewRegistry(cfg.Kube, s.Hub, s.gqlServer, cfg.Refresh, cfg.Idle)
@@ -102,7 +108,7 @@ func (s *Server) gqlServer(exe *exec.Executable) *handler.Server {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.SSE{})
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(postJSON{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
@@ -168,6 +174,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]int{"workspaces": wss, "schemas": schemas, "subscriptions": subs, "watches": watches})
 		return
 	}
+	if strings.HasPrefix(r.URL.Path, graphiql.Prefix) {
+		s.cfg.GraphiQL.ServeHTTP(w, r)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/api/clusters/")
 	ws, ok2 := strings.CutSuffix(rest, "/graphql")
 	if !ok || !ok2 || ws == "" || strings.Contains(ws, "/") {
@@ -176,8 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	isWS := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 	if r.Method == http.MethodGet && !isWS && strings.Contains(r.Header.Get("Accept"), "text/html") {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = io.WriteString(w, graphiqlPage(r.URL.Path))
+		s.cfg.GraphiQL.ServePage(w, ws)
 		return
 	}
 	token := bearer(r.Header.Get("Authorization"))
@@ -198,7 +207,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.coreError(w, ws, err)
 		return
 	}
-	if s.inflight != nil && !isWS && !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+	streaming := isWS || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	if s.inflight != nil && !streaming {
 		select {
 		case s.inflight <- struct{}{}:
 			defer func() { <-s.inflight }()
@@ -207,7 +217,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	r = r.WithContext(exec.WithCaller(ctx, exec.Caller{Workspace: ws, Token: token}))
+	r = r.WithContext(exec.WithCaller(ctx, exec.Caller{Workspace: ws, Token: token, Streaming: streaming}))
 	if r.Method == http.MethodPost && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 		body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 		if err != nil {

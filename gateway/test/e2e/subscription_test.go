@@ -76,6 +76,12 @@ func TestSubscriptionSSE(t *testing.T) {
 	c := newClient(t, ws.Path, s.UserToken(t, "alice"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	// Without Accept: text/event-stream a subscription has no stream to
+	// go over: a clear error, not the first event only.
+	plain := c.do(t, docBlock(t, "graphql-subscription"), nil)
+	if len(plain.Errors) == 0 || !strings.Contains(plain.Errors[0].Message, "needs a stream") {
+		t.Fatalf("a subscription over a plain POST: want an error that it needs a stream, got %s", plain)
+	}
 	body, _ := json.Marshal(map[string]any{"query": docBlock(t, "graphql-subscription")})
 	req, _ := http.NewRequestWithContext(ctx, "POST", c.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")

@@ -35,11 +35,17 @@ type Options struct {
 	ClusterCA string
 	// Workers is the number of Accounts reconciled in parallel.
 	Workers int
-	// GrantCreator and PrepareWorkspace are optional work-arounds for core
-	// gaps (see the account-operator's --core-workarounds).
-	GrantCreator          func(ctx context.Context, cluster, creator string) error
-	PrepareWorkspace      func(ctx context.Context, cluster string) error
-	CreateWorkspaceDirect func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error
+	// Initializer is the workspace initializer the operator serves
+	// (<cluster>:<type>); a workspace carrying it waits for BindCreator and
+	// Release, which go through the initializer's virtual workspace.
+	Initializer string
+	// BindCreator binds creator to cluster-admin in a workspace's cluster;
+	// Release removes the initializer from it.
+	BindCreator func(ctx context.Context, cluster, creator string) error
+	Release     func(ctx context.Context, cluster string) error
+	// Client, when set, returns an engaged workspace's client (the provider
+	// kit's, sharing one REST mapper); default: the cluster's own.
+	Client func(ctx context.Context, cluster string) (ctrl.Client, error)
 }
 
 // clients returns the client of an engaged cluster.
@@ -47,13 +53,16 @@ type clients func(ctx context.Context, cluster string) (ctrl.Client, error)
 
 // SetupWithManager adds the controller to mgr.
 func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
-	c := clients(func(ctx context.Context, cluster string) (ctrl.Client, error) {
-		cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(cluster))
-		if err != nil {
-			return nil, err
+	c := clients(opts.Client)
+	if c == nil {
+		c = func(ctx context.Context, cluster string) (ctrl.Client, error) {
+			cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(cluster))
+			if err != nil {
+				return nil, err
+			}
+			return cl.GetClient(), nil
 		}
-		return cl.GetClient(), nil
-	})
+	}
 	r := newReconciler(c, opts)
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named("account").
@@ -80,8 +89,7 @@ func newReconciler(c clients, opts Options) *reconciler {
 				createWorkspace: func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error {
 					return create(ctx, c, cluster, ws)
 				},
-				getAccountInfo:        get[*corev1alpha1.AccountInfo](c, func() *corev1alpha1.AccountInfo { return &corev1alpha1.AccountInfo{} }),
-				createWorkspaceDirect: opts.CreateWorkspaceDirect},
+				getAccountInfo: get[*corev1alpha1.AccountInfo](c, func() *corev1alpha1.AccountInfo { return &corev1alpha1.AccountInfo{} })},
 			&accountInfoStep{
 				getAccountInfo: get[*corev1alpha1.AccountInfo](c, func() *corev1alpha1.AccountInfo { return &corev1alpha1.AccountInfo{} }),
 				createAccountInfo: func(ctx context.Context, cluster string, info *corev1alpha1.AccountInfo) error {
@@ -90,9 +98,9 @@ func newReconciler(c clients, opts Options) *reconciler {
 				updateAccountInfo: func(ctx context.Context, cluster string, info *corev1alpha1.AccountInfo) error {
 					return update(ctx, c, cluster, info)
 				},
-				prepareWorkspace: opts.PrepareWorkspace,
-				clusterCA:        opts.ClusterCA},
-			workspaceReadyStep{grantCreator: opts.GrantCreator},
+				clusterCA: opts.ClusterCA},
+			&initializeStep{initializer: opts.Initializer, bindCreator: opts.BindCreator, release: opts.Release},
+			workspaceReadyStep{},
 		},
 		deletion: &deletionStep{
 			getWorkspace: get[*tenancyv1alpha1.Workspace](c, func() *tenancyv1alpha1.Workspace { return &tenancyv1alpha1.Workspace{} }),

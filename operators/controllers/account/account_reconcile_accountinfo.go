@@ -23,10 +23,6 @@ type accountInfoStep struct {
 	updateAccountInfo func(ctx context.Context, cluster string, info *corev1alpha1.AccountInfo) error
 	// clusterCA is the PEM CA of the core, recorded in an org's AccountInfo.
 	clusterCA string
-	// prepareWorkspace, when set, runs before the AccountInfo is written
-	// (work-arounds for core gaps, such as accepting the permission claims
-	// of the workspace's default APIBinding).
-	prepareWorkspace func(ctx context.Context, cluster string) error
 }
 
 func (s *accountInfoStep) reconcile(ctx context.Context, st *state) result {
@@ -38,14 +34,6 @@ func (s *accountInfoStep) reconcile(ctx context.Context, st *state) result {
 		return pending(acc, cond, time.Second, "workspace %s is %s; the AccountInfo is written once it initializes", ws.Name, phase(ws.Status.Phase))
 	}
 	cluster := ws.Spec.Cluster
-	if s.prepareWorkspace != nil {
-		if err := s.prepareWorkspace(ctx, cluster); err != nil {
-			if apierrors.IsNotFound(err) || ws.Status.Phase != corev1alpha1kcp.LogicalClusterPhaseReady {
-				return pending(acc, cond, time.Second, "workspace %s: %v", ws.Name, err)
-			}
-			return failed(ctx, acc, cond, fmt.Errorf("preparing workspace %s: %w", ws.Name, err))
-		}
-	}
 	want := desiredAccountInfo(st, s.clusterCA)
 	got, err := s.getAccountInfo(ctx, cluster, corev1alpha1.AccountInfoName)
 	switch {

@@ -2,15 +2,12 @@ package account
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
@@ -24,10 +21,6 @@ type workspaceStep struct {
 	getWorkspace    func(ctx context.Context, cluster, name string) (*tenancyv1alpha1.Workspace, error)
 	createWorkspace func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error
 	getAccountInfo  func(ctx context.Context, cluster, name string) (*corev1alpha1.AccountInfo, error)
-	// createWorkspaceDirect, when set, is tried when creating through the
-	// virtual workspace is forbidden (the core checks verb "use" on the
-	// workspace type as if the type's workspace had to bind the export).
-	createWorkspaceDirect func(ctx context.Context, cluster string, ws *tenancyv1alpha1.Workspace) error
 }
 
 func (s *workspaceStep) reconcile(ctx context.Context, st *state) result {
@@ -53,12 +46,7 @@ func (s *workspaceStep) reconcile(ctx context.Context, st *state) result {
 	ws, err := s.getWorkspace(ctx, st.cluster, acc.Name)
 	if apierrors.IsNotFound(err) {
 		ws = s.workspace(acc, want)
-		err := s.createWorkspace(ctx, st.cluster, ws)
-		if apierrors.IsForbidden(err) && s.createWorkspaceDirect != nil {
-			log.FromContext(ctx).V(1).Info("creating the workspace through the virtual workspace was forbidden; creating it directly", "error", err.Error())
-			err = s.createWorkspaceDirect(ctx, st.cluster, s.workspace(acc, want))
-		}
-		if err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := s.createWorkspace(ctx, st.cluster, ws); err != nil && !apierrors.IsAlreadyExists(err) {
 			return failed(ctx, acc, cond, fmt.Errorf("creating workspace %s of type %s: %w", acc.Name, want, err))
 		}
 		log.FromContext(ctx).Info("created workspace", "workspace", acc.Name, "type", want.String())
@@ -80,11 +68,12 @@ func (s *workspaceStep) reconcile(ctx context.Context, st *state) result {
 	return done(acc, cond, fmt.Sprintf("workspace %s (logical cluster %s) of type %s", ws.Name, ws.Spec.Cluster, want))
 }
 
-// workspace is the Workspace made for acc. Its owner annotation names the
-// creator: kcp keeps it when a privileged client sets it, and makes the
-// owner the workspace's admin.
+// workspace is the Workspace made for acc. Its owner (kcp's
+// experimental.tenancy.kcp.io/owner) is the operator, which created it: kcp
+// records the requesting user unless the client is system:masters. The
+// creator is made admin while the workspace initializes (initializeStep).
 func (s *workspaceStep) workspace(acc *corev1alpha1.Account, t tenancyv1alpha1.WorkspaceTypeReference) *tenancyv1alpha1.Workspace {
-	ws := &tenancyv1alpha1.Workspace{
+	return &tenancyv1alpha1.Workspace{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: acc.Name,
 			OwnerReferences: []metav1.OwnerReference{{
@@ -93,9 +82,4 @@ func (s *workspaceStep) workspace(acc *corev1alpha1.Account, t tenancyv1alpha1.W
 		},
 		Spec: tenancyv1alpha1.WorkspaceSpec{Type: &t},
 	}
-	if creator := ptr.Deref(acc.Spec.Creator, ""); creator != "" {
-		owner, _ := json.Marshal(authenticationv1.UserInfo{Username: creator})
-		ws.Annotations = map[string]string{tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey: string(owner)}
-	}
-	return ws
 }

@@ -15,14 +15,17 @@ import (
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 )
 
-// SetupWithManager adds the controller to mgr.
-func SetupWithManager(mgr mcmanager.Manager) error {
-	client := func(ctx context.Context, cluster string) (ctrl.Client, error) {
-		cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(cluster))
-		if err != nil {
-			return nil, err
+// SetupWithManager adds the controller to mgr; client, when set, returns
+// an engaged workspace's client (default: the cluster's own).
+func SetupWithManager(mgr mcmanager.Manager, client func(ctx context.Context, cluster string) (ctrl.Client, error)) error {
+	if client == nil {
+		client = func(ctx context.Context, cluster string) (ctrl.Client, error) {
+			cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(cluster))
+			if err != nil {
+				return nil, err
+			}
+			return cl.GetClient(), nil
 		}
-		return cl.GetClient(), nil
 	}
 	r := &reconciler{
 		getInfo: func(ctx context.Context, cluster, name string) (*corev1alpha1.AccountInfo, error) {

@@ -93,6 +93,21 @@ func TestOrganizationAndAccount(t *testing.T) {
 	if err != nil || info != "acme|root:orgs:acme|acme|" {
 		t.Fatalf("AccountInfo in root:orgs:acme = %q (%v), want acme|root:orgs:acme|acme| (an org is its own organization, no parent)", info, err)
 	}
+	// She is cluster-admin there through the binding the operator made as
+	// the workspace's initializer, with its scoped credential only.
+	if can := strings.TrimSpace(inAcme.Run(t, "auth", "can-i", "*", "*")); can != "yes" {
+		t.Errorf("alice may not do everything in root:orgs:acme: %q", can)
+	}
+	subjects, err := jsonpath(t, s.KubectlFor("root:orgs:acme"), "{.roleRef.name}:{.subjects[*].name}", "get", "clusterrolebinding", "meshplane:account-creator")
+	if err != nil || subjects != "cluster-admin:alice" {
+		t.Errorf("ClusterRoleBinding meshplane:account-creator in root:orgs:acme = %q (%v), want cluster-admin:alice", subjects, err)
+	}
+	if !s.External {
+		who := strings.TrimSpace((&framework.Kubectl{Kubeconfig: op.kubeconfig}).Run(t, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"))
+		if who != "system:serviceaccount:default:account-operator" {
+			t.Errorf("the operator runs as %q, want its ServiceAccount", who)
+		}
+	}
 	// bob is not.
 	if _, errOut, err := s.KubectlAsUser(t, "bob", "root:orgs:acme").RunErr(t, "get", "accounts"); err == nil || !strings.Contains(errOut, "Forbidden") {
 		t.Errorf("bob listed accounts in acme's workspace: %v %s", err, errOut)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/meshplane/meshplane/platform/bootstrap"
+	"github.com/meshplane/meshplane/platform/launcher"
 	"github.com/meshplane/meshplane/sdk/process"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
@@ -71,7 +72,9 @@ type operator struct {
 	log     string
 	args    []string
 	health  string
-	proc    *process.Process
+	// kubeconfig is the operator's scoped credential.
+	kubeconfig string
+	proc       *process.Process
 }
 
 var op operator
@@ -131,8 +134,14 @@ func (o *operator) setup(t *testing.T, s *framework.Server) error {
 	}
 	o.log = filepath.Join(o.dir, "account-operator.log")
 	o.health = fmt.Sprintf("127.0.0.1:%d", ports[1])
+	// The operator's scoped credential, made as `make run` makes it; the
+	// admin kubeconfig never reaches the operator.
+	o.kubeconfig = filepath.Join(o.dir, "account-operator.kubeconfig")
+	if _, err := launcher.OperatorCredential(ctx, s.Kubeconfig, o.kubeconfig, launcher.DefaultOperatorTokenTTL); err != nil {
+		return fmt.Errorf("the operator's credential: %w", err)
+	}
 	o.args = []string{bin,
-		"--kubeconfig", s.Kubeconfig, "--context", "base",
+		"--kubeconfig", o.kubeconfig,
 		"--workspace", "root:platform-mesh-system",
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		"--health-probe-bind-address", o.health,

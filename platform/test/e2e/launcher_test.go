@@ -58,11 +58,12 @@ func freeBase(t *testing.T) int {
 	return 0
 }
 
-// startPlatform runs `meshplane-platform` and returns at once.
-func startPlatform(t *testing.T, root string, base int) *platform {
+// startPlatform runs `meshplane-platform` (with extra flags) and returns
+// at once.
+func startPlatform(t *testing.T, root string, base int, extra ...string) *platform {
 	t.Helper()
 	p := &platform{root: root, base: base, out: &syncBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command(launcherBin, "--root-directory", root, "--port-base", strconv.Itoa(base), "--bin-dir", binDir)
+	p.cmd = exec.Command(launcherBin, append([]string{"--root-directory", root, "--port-base", strconv.Itoa(base), "--bin-dir", binDir}, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {

@@ -53,6 +53,7 @@ func run(m *testing.M) (int, error) {
 		{"graphql-gateway", "gateway", "./cmd/graphql-gateway"},
 		{"openfga", "operators", "./cmd/openfga"},
 		{"security-operator", "operators", "./cmd/security-operator"},
+		{"rebac-authz-webhook", "webhook", "./cmd/rebac-authz-webhook"},
 	} {
 		bin, err := framework.Binary(c.name, c.module, c.pkg)
 		if err != nil {

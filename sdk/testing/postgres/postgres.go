@@ -33,6 +33,8 @@ type Options struct {
 	BinDir string
 	// Port to listen on (127.0.0.1); 0 picks a free one.
 	Port int
+	// Password of Superuser; empty: a random one.
+	Password string
 	// Keep leaves the directory in place after Stop (for debugging).
 	Keep bool
 }
@@ -107,7 +109,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		port = ports[0]
 	}
-	dir, err := os.MkdirTemp("", "meshplane-postgres-")
+	// The postgres OS user must reach the directory: a private $TMPDIR
+	// (mode 0700, root's) would stop it, /tmp does not.
+	parent := os.TempDir()
+	if cred != nil && !worldReachable(parent) {
+		parent = "/tmp"
+	}
+	dir, err := os.MkdirTemp(parent, "meshplane-postgres-")
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +131,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return fail(err)
 		}
 	}
-	s.Password = randomHex(16)
+	s.Password = opts.Password
+	if s.Password == "" {
+		s.Password = randomHex(16)
+	}
 	pwfile := filepath.Join(dir, "pwfile")
 	if err := writeOwned(pwfile, s.Password+"\n", cred); err != nil {
 		return fail(err)
@@ -276,6 +287,26 @@ func runAs() (*syscall.Credential, error) {
 		return nil, err
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
+}
+
+// worldReachable reports whether every directory on the way to dir may be
+// entered by any user.
+func worldReachable(dir string) bool {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for {
+		fi, err := os.Stat(dir)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return true
+		}
+		dir = parent
+	}
 }
 
 func writeOwned(path, content string, cred *syscall.Credential) error {

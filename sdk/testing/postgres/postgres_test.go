@@ -61,3 +61,13 @@ func TestForTestTwoServers(t *testing.T) {
 		t.Fatalf("server b sees server a's database: %q, %v", out, err)
 	}
 }
+
+// TestPrivateTmpdir: a $TMPDIR the postgres OS user cannot enter (as
+// t.TempDir's are) does not stop the server.
+func TestPrivateTmpdir(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	s := ForTest(t)
+	if out, err := psql(t, s.DSN(""), "SELECT 1"); err != nil || out != "1" {
+		t.Fatalf("SELECT 1: %q %v", out, err)
+	}
+}

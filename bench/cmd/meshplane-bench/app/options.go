@@ -36,6 +36,9 @@ type options struct {
 
 	pid int
 
+	accountOrgs, accounts, accountWorkers int
+	operatorPID, platformCorePID          int
+
 	etcdEndpoint                   string
 	etcdEmbedded                   bool
 	etcdPuts                       int
@@ -79,6 +82,11 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.vwWatchEvents, "vw-watch-events", 200, "widgets created while a wildcard watch through the virtual workspace measures the event latency; 0 skips")
 	fs.IntVar(&o.vwWatchConsumers, "vw-watch-consumers", 100, "bound consumers the --vw-watch-events widgets are spread over")
 	fs.Float64Var(&o.vwWatchRate, "vw-watch-rate", 50, "widget creates per second during the watch latency phase")
+	fs.IntVar(&o.accountOrgs, "account-orgs", 0, "org Accounts to create in root:orgs of a running platform (make run; --kubeconfig is its admin kubeconfig), timed until all are Ready; 0 skips the accounts phase")
+	fs.IntVar(&o.accounts, "accounts", 1000, "accounts created after the org Accounts, spread over them, timed until all are Ready")
+	fs.IntVar(&o.accountWorkers, "account-workers", 16, "concurrent clients creating Accounts")
+	fs.IntVar(&o.operatorPID, "account-operator-pid", 0, "account-operator process to sample VmRSS of during the accounts phase")
+	fs.IntVar(&o.platformCorePID, "platform-core-pid", 0, "core process of the platform to sample VmRSS of during the accounts phase")
 	fs.IntVar(&o.pid, "pid", 0, "server process id to sample VmRSS of (idle, after load); implied by --start-cmd")
 	fs.StringVar(&o.etcdEndpoint, "etcd-endpoint", "", "etcd endpoint URL(s), comma-separated, for the raw put ceiling")
 	fs.BoolVar(&o.etcdEmbedded, "etcd-embedded", false, "measure the raw put ceiling against a throw-away embedded etcd (temp dir, free 127.0.0.1 ports)")
@@ -178,7 +186,8 @@ func (o *options) validate() error {
 		name string
 		v    int
 	}{{"--creates", o.creates}, {"--gets", o.gets}, {"--list-size", o.listSize}, {"--lists", o.lists}, {"--clusters", o.clusters}, {"--etcd-puts", o.etcdPuts}, {"--pid", o.pid},
-		{"--workspaces", o.workspaces}, {"--bindings", o.bindings}, {"--vw-lists", o.vwLists}, {"--vw-list-objects", o.vwListObjects}, {"--vw-watch-events", o.vwWatchEvents}} {
+		{"--workspaces", o.workspaces}, {"--bindings", o.bindings},
+		{"--account-orgs", o.accountOrgs}, {"--accounts", o.accounts}, {"--account-operator-pid", o.operatorPID}, {"--platform-core-pid", o.platformCorePID}, {"--vw-lists", o.vwLists}, {"--vw-list-objects", o.vwListObjects}, {"--vw-watch-events", o.vwWatchEvents}} {
 		if c.v < 0 {
 			return fmt.Errorf("%s must not be negative, got %d", c.name, c.v)
 		}
@@ -188,6 +197,12 @@ func (o *options) validate() error {
 	}
 	if o.cWorker < 1 || o.cWorker > 1024 {
 		return fmt.Errorf("--cluster-workers must be in [1, 1024], got %d", o.cWorker)
+	}
+	if o.accountWorkers < 1 || o.accountWorkers > 1024 {
+		return fmt.Errorf("--account-workers must be in [1, 1024], got %d", o.accountWorkers)
+	}
+	if o.accountOrgs > 0 && o.startCmd != "" {
+		return errors.New("--account-orgs measures a running platform: it does not go with --start-cmd")
 	}
 	if o.wsWorkers < 1 || o.wsWorkers > 1024 {
 		return fmt.Errorf("--workspace-workers must be in [1, 1024], got %d", o.wsWorkers)
@@ -268,10 +283,10 @@ func (o *options) validate() error {
 			return fmt.Errorf("--pid %d: %w", o.pid, err)
 		}
 	}
-	if o.kubeEnabled() && o.kubeconfig == "" {
+	if (o.kubeEnabled() || o.accountOrgs > 0) && o.kubeconfig == "" {
 		return errors.New("--kubeconfig is required (or set $KUBECONFIG)")
 	}
-	if !o.kubeEnabled() && o.etcdEndpoint == "" && !o.etcdEmbedded {
+	if !o.kubeEnabled() && o.accountOrgs == 0 && o.etcdEndpoint == "" && !o.etcdEmbedded {
 		return errors.New("nothing to measure")
 	}
 	return nil

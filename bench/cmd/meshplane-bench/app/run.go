@@ -18,6 +18,7 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 
 	"github.com/meshplane/meshplane/bench/pkg/bench"
+	"github.com/meshplane/meshplane/bench/pkg/bench/accountbench"
 	"github.com/meshplane/meshplane/bench/pkg/bench/etcdbench"
 	"github.com/meshplane/meshplane/bench/pkg/bench/kcpbench"
 	"github.com/meshplane/meshplane/bench/pkg/bench/kubebench"
@@ -69,6 +70,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 
 	if o.kubeEnabled() && ctx.Err() == nil {
 		runKube(ctx, o, pid, rep, logf)
+	}
+	if o.accountOrgs > 0 && ctx.Err() == nil {
+		runAccounts(ctx, o, rep, logf)
 	}
 	// The server is idle from here on; stop it so that it does not compete
 	// with the etcd ceiling for CPU.
@@ -146,6 +150,23 @@ func runKube(ctx context.Context, o *options, pid int, rep *bench.Report, logf f
 	}
 	if o.keep {
 		logf("--keep: leaving the benchmark objects in place")
+	}
+}
+
+func runAccounts(ctx context.Context, o *options, rep *bench.Report, logf func(string, ...any)) {
+	target, err := kubebench.LoadTarget(o.kubeconfig, o.context, o.reqTime)
+	if err != nil {
+		rep.Error(err)
+		return
+	}
+	err = accountbench.Run(ctx, target, accountbench.Options{
+		Orgs: o.accountOrgs, Accounts: o.accounts, Workers: o.accountWorkers,
+		OperatorPID: o.operatorPID, CorePID: o.platformCorePID,
+		OrgsPath: "root:orgs", ProviderPath: "root:platform-mesh-system", Export: "core.platform-mesh.io",
+		PhaseTimeout: o.phaseTimeout, Settle: o.settle, Logf: logf,
+	}, rep)
+	if err != nil {
+		rep.Error(fmt.Errorf("accounts: %w", err))
 	}
 }
 

@@ -30,6 +30,9 @@ var (
 	allowedAnnotations = []string{
 		tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey,
 		tenancyv1alpha1.ExperimentalWorkspaceMountAnnotationKey,
+		// Users mark their mount objects (kcp's docs); the core tells mount
+		// servers which mount a request is for (mounts.MountClusterHeader).
+		"experimental.tenancy.kcp.io/is-mount",
 		tenancyv1alpha1.ExperimentalDefaultAPIBindingLifecycleAnnotationKey,
 		"authorization.kcp.io/required-groups",
 		// Written by the storage layer whatever the request says.

@@ -8,6 +8,9 @@
 //     binding, then record spec.cluster and spec.URL;
 //  3. reconcile_phase.go: mirror the LogicalCluster's phase and
 //     initializers.
+//
+// Mounted Workspaces (spec.mount) get no logical cluster: only deletion
+// is done here for them.
 package workspace
 
 import (
@@ -106,6 +109,8 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 	switch {
 	case ws.DeletionTimestamp != nil:
 		return c.deletion.reconcile(ctx, key.Cluster, ws)
+	case ws.Spec.Mount != nil:
+		return 0, nil // a mount has no logical cluster: see controllers/workspacemount
 	case ws.Spec.Cluster == "":
 		return 0, c.scheduling.reconcile(ctx, key.Cluster, ws)
 	default:

@@ -7,8 +7,10 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
@@ -34,9 +36,15 @@ var kcpResources = []resource{
 				ws.Annotations[tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey] = string(owner)
 			}
 		},
+		validate: func(obj runtime.Object) field.ErrorList {
+			return validateMount(obj.(*tenancyv1alpha1.Workspace).Spec.Mount)
+		},
 		validateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			ws, o := obj.(*tenancyv1alpha1.Workspace), old.(*tenancyv1alpha1.Workspace)
 			var errs field.ErrorList
+			if !equality.Semantic.DeepEqual(ws.Spec.Mount, o.Spec.Mount) {
+				errs = append(errs, field.Invalid(field.NewPath("spec", "mount"), ws.Spec.Mount, "mount is immutable"))
+			}
 			if o.Spec.Type != nil && (ws.Spec.Type == nil || *ws.Spec.Type != *o.Spec.Type) {
 				errs = append(errs, field.Invalid(field.NewPath("spec", "type"), ws.Spec.Type, "field is immutable"))
 			}
@@ -111,4 +119,26 @@ func appendOnce(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
+}
+
+// validateMount checks a Workspace's mount reference: apiVersion, kind
+// and name are required.
+func validateMount(m *tenancyv1alpha1.Mount) field.ErrorList {
+	if m == nil {
+		return nil
+	}
+	ref := field.NewPath("spec", "mount", "ref")
+	var errs field.ErrorList
+	if m.Reference.APIVersion == "" {
+		errs = append(errs, field.Required(ref.Child("apiVersion"), ""))
+	} else if _, err := schema.ParseGroupVersion(m.Reference.APIVersion); err != nil {
+		errs = append(errs, field.Invalid(ref.Child("apiVersion"), m.Reference.APIVersion, err.Error()))
+	}
+	if m.Reference.Kind == "" {
+		errs = append(errs, field.Required(ref.Child("kind"), ""))
+	}
+	if m.Reference.Name == "" {
+		errs = append(errs, field.Required(ref.Child("name"), ""))
+	}
+	return errs
 }

@@ -15,11 +15,16 @@ func TestValidate(t *testing.T) {
 	o.BindAddress = "not-an-ip"
 	o.SecurePort = 70000
 	o.TokenAuthFile = "/does/not/exist"
+	o.AuthenticationConfig = "/does/not/exist.yaml"
+	o.AuthorizationWebhookConfigFile = "/does/not/exist/either"
+	o.AuthorizationWebhookVersion = "v2"
+	o.AuthorizationWebhookCacheUnauthorizedTTL = -1
 	errs := o.Validate()
-	if len(errs) != 3 {
-		t.Fatalf("want 3 errors, got %v", errs)
+	if len(errs) != 7 {
+		t.Fatalf("want 7 errors, got %v", errs)
 	}
-	for _, want := range []string{"--bind-address", "--secure-port", "--token-auth-file"} {
+	for _, want := range []string{"--bind-address", "--secure-port", "--token-auth-file", "--authentication-config", "--authorization-webhook-config-file",
+		"--authorization-webhook-version", "--authorization-webhook-cache-unauthorized-ttl"} {
 		found := false
 		for _, e := range errs {
 			found = found || strings.Contains(e.Error(), want)

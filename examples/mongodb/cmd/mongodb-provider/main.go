@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/go-logr/logr"
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
@@ -89,7 +90,7 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 	if err := kit.Manager.GetLocalManager().Add(downstream); err != nil {
 		return err
 	}
-	if err := controller.SetupWithManager(kit.Manager, controller.Options{Downstream: downstream, Namespace: o.DownstreamNamespace}); err != nil {
+	if err := controller.SetupWithManager(kit.Manager, controller.Options{Downstream: downstream, Namespace: o.DownstreamNamespace, Workers: o.Workers}); err != nil {
 		return err
 	}
 	log.Info("starting", "virtualWorkspace", kit.URL, "downstream", dcfg.Host, "namespace", o.DownstreamNamespace)
@@ -99,9 +100,17 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 // prepareDownstream checks that the downstream cluster serves
 // MongoDBCommunity and creates the namespace.
 func prepareDownstream(ctx context.Context, c cluster.Cluster, namespace string) error {
-	if _, err := c.GetRESTMapper().RESTMapping(controller.DownstreamGVK.GroupKind(), controller.DownstreamGVK.Version); err != nil {
-		return fmt.Errorf("the downstream cluster does not serve %s (install the MongoDB Community Operator, or examples/mongodb/config/downstream): %w",
-			controller.DownstreamGVK, err)
+	// A CRD just created is served within moments: wait up to a minute.
+	for i := 0; ; i++ {
+		_, err := c.GetRESTMapper().RESTMapping(controller.DownstreamGVK.GroupKind(), controller.DownstreamGVK.Version)
+		if err == nil {
+			break
+		}
+		if i == 60 || ctx.Err() != nil {
+			return fmt.Errorf("the downstream cluster does not serve %s (install the MongoDB Community Operator, or examples/mongodb/config/downstream): %w",
+				controller.DownstreamGVK, err)
+		}
+		time.Sleep(time.Second)
 	}
 	cl, err := client.New(c.GetConfig(), client.Options{Scheme: c.GetScheme(), Mapper: c.GetRESTMapper()})
 	if err != nil {

@@ -199,6 +199,16 @@ func TestMongoDBProvider(t *testing.T) {
 		m, _, _ := unstructured.NestedInt64(items[0].Object, "spec", "members")
 		return m == 5, fmt.Sprint(m)
 	})
+	// A change made downstream behind the provider's back is reverted.
+	e.s.KubectlFor(e.downstream.Path).Run(t, "-n", dsNS, "patch", "mongodbcommunity", ds.GetName(), "--type=merge", "-p", `{"spec":{"members":9}}`)
+	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "the downstream drift reverted to members 5", func() (bool, string) {
+		got, err := e.ds(t).Get(framework.CallContext(t), ds.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		m, _, _ := unstructured.NestedInt64(got.Object, "spec", "members")
+		return m == 5, fmt.Sprint(m)
+	})
 	waitMongoDB(t, s, a, "shop", "orders", "orders Creating again (3 of 5 members)", func(u *unstructured.Unstructured) bool {
 		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
 		return phase == mongodbv1alpha1.PhaseCreating
@@ -238,6 +248,23 @@ func TestMongoDBProvider(t *testing.T) {
 		}
 		if out, _, err := k.RunErr(t, "--server", vw+"/clusters/"+b.Cluster, "-n", "shop", "delete", "secret", "orders-connection"); err == nil {
 			t.Errorf("the provider deleted a Secret where the claim was rejected: %s", out)
+		}
+	})
+
+	t.Run("foreign Secret of the name", func(t *testing.T) {
+		s.KubectlFor(a.Path).Run(t, "-n", "shop", "create", "secret", "generic", "logs-connection", "--from-literal=mine=yes")
+		if _, err := s.Dynamic(t, a.Path).Resource(mongodbGVR).Namespace("shop").Create(framework.CallContext(t), mongoDB("logs", "shop", 1), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.operatorReports(t, e.waitDownstream(t, a, "logs"), "Running", 1)
+		waitMongoDB(t, s, a, "shop", "logs", "logs: SecretExists", conditionIs(mongodbv1alpha1.ConditionConnectionSecret, "False", "SecretExists"))
+		sec, err := kubernetes.NewForConfigOrDie(s.RESTConfig(t, a.Path)).CoreV1().Secrets("shop").Get(framework.CallContext(t), "logs-connection", metav1.GetOptions{})
+		if err != nil || len(sec.Data) != 1 || string(sec.Data["mine"]) != "yes" {
+			t.Errorf("the consumer's own Secret was overwritten: %v %v", sec.Data, err)
+		}
+		s.KubectlFor(a.Path).Run(t, "-n", "shop", "delete", "mongodb", "logs", "--timeout=60s")
+		if _, err := kubernetes.NewForConfigOrDie(s.RESTConfig(t, a.Path)).CoreV1().Secrets("shop").Get(framework.CallContext(t), "logs-connection", metav1.GetOptions{}); err != nil {
+			t.Errorf("deleting the MongoDB deleted the consumer's own Secret: %v", err)
 		}
 	})
 

@@ -61,7 +61,7 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--dsn: %w", err)
 	}
-	pcfg.MaxConns = 4
+	pcfg.MaxConns = int32(max(o.Workers, 2))
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return fmt.Errorf("connecting to PostgreSQL: %w", err)
@@ -95,7 +95,7 @@ func run(ctx context.Context, o options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	if err := controller.SetupWithManager(kit.Manager, controller.Options{Pool: pool, Host: host, Port: port}); err != nil {
+	if err := controller.SetupWithManager(kit.Manager, controller.Options{Pool: pool, Host: host, Port: port, Workers: o.Workers}); err != nil {
 		return err
 	}
 	log.Info("starting", "virtualWorkspace", kit.URL, "postgres", fmt.Sprintf("%s:%d", pcfg.ConnConfig.Host, pcfg.ConnConfig.Port))

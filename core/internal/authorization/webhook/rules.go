@@ -1,0 +1,110 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	webhookutil "k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/rest"
+
+	"github.com/meshplane/meshplane/core/internal/clusters"
+)
+
+// Rules asks the webhook what a user may do, for SelfSubjectRulesReviews
+// (a Meshplane extension; kube's webhook authorizer lists no rules): it
+// POSTs a SubjectAccessReview naming the user, the logical cluster (in
+// spec.extra) and the namespace (spec.resourceAttributes.namespace) to
+// path on the webhook's server and reads a SelfSubjectRulesReview back.
+type Rules struct {
+	client *http.Client
+	url    string
+}
+
+// NewRules builds the rule resolver from the webhook's kubeconfig.
+func NewRules(kubeconfigFile, path string) (*Rules, error) {
+	rc, err := webhookutil.LoadKubeconfig(kubeconfigFile, nil)
+	if err != nil {
+		return nil, fmt.Errorf("authorization webhook config file %s: %w", kubeconfigFile, err)
+	}
+	u, err := url.Parse(rc.Host)
+	if err != nil {
+		return nil, fmt.Errorf("authorization webhook server %q: %w", rc.Host, err)
+	}
+	u.Path = path
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		return nil, fmt.Errorf("authorization webhook client: %w", err)
+	}
+	hc.Timeout = 10 * time.Second
+	return &Rules{client: hc, url: u.String()}, nil
+}
+
+// RulesFor returns the webhook's rules for u in namespace of the
+// request's cluster.
+func (r *Rules) RulesFor(ctx context.Context, u user.Info, namespace string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
+	cluster, ok := clusters.From(ctx)
+	if !ok || u == nil {
+		return nil, nil, true, nil
+	}
+	extra := convertExtra(u.GetExtra())
+	extra[ClusterNameKey] = authorizationv1.ExtraValue{cluster}
+	extra[LegacyClusterNameKey] = authorizationv1.ExtraValue{cluster}
+	sar := authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: extra,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace}}}
+	sar.APIVersion, sar.Kind = authorizationv1.SchemeGroupVersion.String(), "SubjectAccessReview"
+	body, err := json.Marshal(&sar)
+	if err != nil {
+		return nil, nil, true, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, true, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, nil, true, fmt.Errorf("authorization webhook rules: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, nil, true, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil, true, fmt.Errorf("authorization webhook rules: HTTP %d", resp.StatusCode)
+	}
+	var out authorizationv1.SelfSubjectRulesReview
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, nil, true, fmt.Errorf("authorization webhook rules: %w", err)
+	}
+	var res []authorizer.ResourceRuleInfo
+	for _, rr := range out.Status.ResourceRules {
+		res = append(res, &authorizer.DefaultResourceRuleInfo{Verbs: rr.Verbs, APIGroups: rr.APIGroups, Resources: rr.Resources, ResourceNames: rr.ResourceNames})
+	}
+	var nonRes []authorizer.NonResourceRuleInfo
+	for _, nr := range out.Status.NonResourceRules {
+		nonRes = append(nonRes, &authorizer.DefaultNonResourceRuleInfo{Verbs: nr.Verbs, NonResourceURLs: nr.NonResourceURLs})
+	}
+	if out.Status.EvaluationError != "" {
+		err = fmt.Errorf("authorization webhook rules: %s", out.Status.EvaluationError)
+	}
+	return res, nonRes, out.Status.Incomplete, err
+}
+
+func convertExtra(in map[string][]string) map[string]authorizationv1.ExtraValue {
+	out := make(map[string]authorizationv1.ExtraValue, len(in)+2)
+	for k, v := range in {
+		out[k] = authorizationv1.ExtraValue(v)
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/meshplane/meshplane/sdk/process"
+	"github.com/meshplane/meshplane/sdk/testing/framework"
+)
+
+// adminKubeconfig writes a kubeconfig of s's shard admin whose only
+// context points at a workspace path.
+func adminKubeconfig(t *testing.T, s *framework.Server, path string) string {
+	t.Helper()
+	raw := s.KubeconfigData(t)
+	ci := raw.Clusters[raw.Contexts["shard-base"].Cluster]
+	out := clientcmdapi.NewConfig()
+	out.Clusters["meshplane"] = &clientcmdapi.Cluster{Server: s.ClusterURL(path),
+		CertificateAuthority: ci.CertificateAuthority, CertificateAuthorityData: ci.CertificateAuthorityData}
+	out.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: s.AdminToken(t)}
+	out.Contexts["admin"] = &clientcmdapi.Context{Cluster: "meshplane", AuthInfo: "admin"}
+	out.CurrentContext = "admin"
+	file := filepath.Join(t.TempDir(), strings.ReplaceAll(path, ":", "_")+".kubeconfig")
+	if err := clientcmd.WriteToFile(*out, file); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// mountsBinary is bin/kubecluster-mounts (built when missing).
+func mountsBinary(t *testing.T) string {
+	t.Helper()
+	bin, err := framework.Binary("kubecluster-mounts", "examples/mounts", "./cmd/kubecluster-mounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// startMounts runs kubecluster-mounts for the KubeClusters of the
+// workspace kubeconfig points at, trusting the core's CA for clients, and
+// returns the base URL of its health and metrics endpoints once /readyz
+// answers.
+func startMounts(t *testing.T, s *framework.Server, kubeconfig string) string {
+	t.Helper()
+	ports, err := process.FreePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &logBuffer{}
+	cmd := exec.Command(mountsBinary(t), "--kubeconfig", kubeconfig, "--listen-address", "127.0.0.1:"+strconv.Itoa(ports[0]),
+		"--client-ca-file", filepath.Join(s.RootDir, "ca.crt"), "--cert-dir", certDir, "--recheck-interval", "1s", "-v", "4",
+		"--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
+	cmd.Stdout, cmd.Stderr = log, log
+	p, err := process.StartProcess(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = p.Stop(5 * time.Second)
+		if t.Failed() {
+			t.Logf("kubecluster-mounts log:\n%s", log.String())
+		}
+	})
+	health := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	framework.Eventually(t, 30*time.Second, 100*time.Millisecond, "kubecluster-mounts to be ready", func() (bool, string) {
+		if _, err := os.Stat(filepath.Join(certDir, "serving.crt")); err != nil {
+			return false, log.String()
+		}
+		resp, err := http.Get(health + "/readyz")
+		if err != nil {
+			return false, err.Error()
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
+	})
+	return health
+}
+
+// logBuffer collects a process's output; safe for concurrent use.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}

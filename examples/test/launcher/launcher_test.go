@@ -1,0 +1,180 @@
+// Package launcher tests `make run EXAMPLES=mongodb,postgres`: the real
+// meshplane-platform with both example providers, used as docs/examples.md
+// says, and stopped cleanly (PostgreSQL included).
+package launcher
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/meshplane/meshplane/platform/launcher"
+	"github.com/meshplane/meshplane/sdk/platformenv"
+	"github.com/meshplane/meshplane/sdk/testing/framework"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	framework.CleanupBinaries()
+	os.Exit(code)
+}
+
+// binDir links the platform's binaries and the examples' providers.
+func binDir(t *testing.T) string {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, module, pkg string }{
+		{"meshplane", "core", "./cmd/meshplane"},
+		{"account-operator", "operators", "./cmd/account-operator"},
+		{"graphql-gateway", "gateway", "./cmd/graphql-gateway"},
+		{"mongodb-provider", "examples", "./mongodb/cmd/mongodb-provider"},
+		{"postgres-provider", "examples", "./postgres/cmd/postgres-provider"},
+	} {
+		bin, err := framework.Binary(c.name, c.module, c.pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(bin, filepath.Join(dir, c.name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func freeBase(t *testing.T) int {
+	for range 50 {
+		base := 20000 + rand.IntN(2000)*launcher.PortRange
+		if (launcher.Ports{Base: base}).CheckFree() == nil {
+			return base
+		}
+	}
+	t.Fatal("no free port range found")
+	return 0
+}
+
+func TestMakeRunExamples(t *testing.T) {
+	framework.SkipIfExternal(t, "starts a platform of its own")
+	launcherBin, err := framework.Binary("meshplane-platform", "platform", "./cmd/meshplane-platform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, base := t.TempDir(), freeBase(t)
+	logPath := filepath.Join(t.TempDir(), "platform.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(launcherBin, "--root-directory", dir, "--port-base", strconv.Itoa(base), "--bin-dir", binDir(t),
+		"--examples", "mongodb,postgres", "--examples-dir", filepath.Join(root, "examples"))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case <-done:
+			case <-time.After(90 * time.Second):
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			s := string(b)
+			if len(s) > 12000 {
+				s = s[len(s)-12000:]
+			}
+			t.Logf("launcher output:\n%s", s)
+		}
+	})
+
+	var env map[string]string
+	framework.Eventually(t, 5*time.Minute, 250*time.Millisecond, "platform.env", func() (bool, string) {
+		select {
+		case err := <-done:
+			t.Fatalf("the launcher exited before the platform was ready: %v", err)
+		default:
+		}
+		env, err = platformenv.Read(filepath.Join(dir, platformenv.FileName))
+		return err == nil, fmt.Sprint(err)
+	})
+	dsn := env["POSTGRES_DSN"]
+	if !strings.Contains(dsn, fmt.Sprintf("@127.0.0.1:%d/", base+15)) {
+		t.Fatalf("POSTGRES_DSN %q is not on port offset 15", dsn)
+	}
+	k := func(ws string) *framework.Kubectl {
+		return &framework.Kubectl{Kubeconfig: env["KUBECONFIG"], GlobalArgs: []string{"--context", "root", "--server", env["CORE_URL"] + "/clusters/" + ws}}
+	}
+
+	// A Database in the demo workspace: a real database, credentials that work.
+	k("root:examples-postgres-demo").RunStdin(t, `apiVersion: postgres.examples.meshplane.io/v1alpha1
+kind: Database
+metadata: {name: app, namespace: default}
+spec: {owner: shop}
+`, "apply", "-f", "-")
+	k("root:examples-postgres-demo").Run(t, "wait", "--for=condition=Ready", "database/app", "--timeout=90s")
+	uriB64 := k("root:examples-postgres-demo").Run(t, "get", "secret", "app-credentials", "-o", "jsonpath={.data.uri}")
+	uri, err := base64.StdEncoding.DecodeString(uriB64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, string(uri))
+	if err != nil {
+		t.Fatalf("connecting with the delivered credentials: %v", err)
+	}
+	var db string
+	if err := conn.QueryRow(ctx, "SELECT current_database()").Scan(&db); err != nil || !strings.HasSuffix(db, "_default_app") {
+		t.Errorf("current_database() = %q, %v", db, err)
+	}
+	conn.Close(ctx)
+
+	// A MongoDB in the demo workspace reaches the downstream workspace.
+	k("root:examples-mongodb-demo").RunStdin(t, `apiVersion: mongodb.examples.meshplane.io/v1alpha1
+kind: MongoDB
+metadata: {name: orders, namespace: default}
+spec: {version: "7.0.12", storageSize: 1Gi}
+`, "apply", "-f", "-")
+	k("root:examples-mongodb-demo").Run(t, "wait", "--for=condition=Synced", "mongodb/orders", "--timeout=90s")
+	if out := k("root:examples-mongodb-downstream").Run(t, "-n", "mongodb-provider", "get", "mongodbcommunity", "-l", "mongodb.examples.meshplane.io/name=orders", "-o", "name"); !strings.Contains(out, "mdb-") {
+		t.Errorf("no downstream object: %q", out)
+	}
+
+	// Ctrl-C stops everything, PostgreSQL included.
+	stopped = true
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the launcher exited with %v after Ctrl-C", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the launcher still runs 2m after Ctrl-C")
+	}
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", base+15), time.Second); err == nil {
+		c.Close()
+		t.Error("PostgreSQL still listens after the launcher stopped")
+	}
+}

@@ -1,0 +1,46 @@
+package account
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1alpha1kcp "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+)
+
+// initializeStep does the operator's part of the workspace's
+// initialization: while the workspace is Initializing and carries the
+// operator's initializer, it binds the Account's creator to cluster-admin
+// inside and removes the initializer, both through the initializer's
+// virtual workspace. So the workspace is never Ready before its creator is
+// its admin. It reports on WorkspaceReady, the condition of the phase it
+// moves along.
+type initializeStep struct {
+	initializer string
+	bindCreator func(ctx context.Context, cluster, creator string) error
+	release     func(ctx context.Context, cluster string) error
+}
+
+func (s *initializeStep) reconcile(ctx context.Context, st *state) result {
+	acc, ws := st.account, st.workspace
+	const cond = corev1alpha1.ConditionWorkspaceReady
+	if ws.Status.Phase != corev1alpha1kcp.LogicalClusterPhaseInitializing ||
+		!slices.Contains(ws.Status.Initializers, corev1alpha1kcp.LogicalClusterInitializer(s.initializer)) {
+		return next
+	}
+	if creator := ptr.Deref(acc.Spec.Creator, ""); creator != "" {
+		if err := s.bindCreator(ctx, ws.Spec.Cluster, creator); err != nil {
+			return failed(ctx, acc, cond, fmt.Errorf("making %s admin of workspace %s (initializer %s): %w", creator, ws.Name, s.initializer, err))
+		}
+	}
+	if err := s.release(ctx, ws.Spec.Cluster); err != nil {
+		return failed(ctx, acc, cond, fmt.Errorf("initializing workspace %s: %w", ws.Name, err))
+	}
+	log.FromContext(ctx).Info("initialized workspace", "workspace", ws.Name, "workspaceCluster", ws.Spec.Cluster, "initializer", s.initializer)
+	return pending(acc, cond, time.Second, "workspace %s initialized by %s; waiting for it to be Ready", ws.Name, s.initializer)
+}

@@ -1,0 +1,207 @@
+package launcher
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/meshplane/meshplane/sdk/platformenv"
+)
+
+// Port offsets of the rebac-authz-webhook.
+const (
+	offsetRebacHTTPS   = 11
+	offsetRebacMetrics = 12
+)
+
+// The core's webhook cache TTLs: seconds, not kube's 5 minutes, so a
+// revoked grant stops working within seconds (the webhook caches for 2 s
+// too, OpenFGA invalidates within 1 s).
+const (
+	rebacCoreAuthorizedTTL   = "2s"
+	rebacCoreUnauthorizedTTL = "2s"
+)
+
+// rebacDir holds the webhook's CA, serving and client certificates and
+// the core's webhook kubeconfig.
+func rebacDir(c *Config) string { return filepath.Join(c.RootDir, "rebac-authz-webhook") }
+
+func rebacURL(c *Config) string {
+	return fmt.Sprintf("https://127.0.0.1:%d", c.Ports.Base+offsetRebacHTTPS)
+}
+
+// rebacCoreArgs register the webhook with the core: it is asked after RBAC.
+func rebacCoreArgs(c *Config) []string {
+	return []string{
+		"--authorization-webhook-config-file", filepath.Join(rebacDir(c), "core-webhook.kubeconfig"),
+		"--authorization-webhook-version", "v1",
+		"--authorization-webhook-cache-authorized-ttl", rebacCoreAuthorizedTTL,
+		"--authorization-webhook-cache-unauthorized-ttl", rebacCoreUnauthorizedTTL,
+		// SelfSubjectRulesReviews list what OpenFGA grants too.
+		"--authorization-webhook-rules-path", "/rules",
+	}
+}
+
+// rebacCoreFiles writes, before the core starts, the self-signed CA, the
+// webhook's serving certificate, the core's client certificate and the
+// kubeconfig the core reads (kept across restarts).
+func rebacCoreFiles(c *Config) error {
+	dir := rebacDir(c)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := ensureRebacCerts(dir); err != nil {
+		return fmt.Errorf("rebac-authz-webhook certificates: %w", err)
+	}
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: rebac-authz-webhook
+  cluster:
+    server: %s/authz
+    certificate-authority: %s
+users:
+- name: core
+  user:
+    client-certificate: %s
+    client-key: %s
+contexts:
+- name: webhook
+  context: {cluster: rebac-authz-webhook, user: core}
+current-context: webhook
+`, rebacURL(c), filepath.Join(dir, "ca.crt"), filepath.Join(dir, "core-client.crt"), filepath.Join(dir, "core-client.key"))
+	return os.WriteFile(filepath.Join(dir, "core-webhook.kubeconfig"), []byte(kubeconfig), 0o600)
+}
+
+// rebacComponent is the rebac-authz-webhook: OpenFGA answers the core's
+// SubjectAccessReviews. It learns the account workspaces through the
+// core.platform-mesh.io endpoint slice with the admin credential, and
+// takes only the core's client certificate.
+func rebacComponent(c *Config) Component {
+	dir := rebacDir(c)
+	return Component{
+		Name:   "rebac-authz-webhook",
+		Binary: "rebac-authz-webhook",
+		Args: []string{
+			"--kubeconfig", filepath.Join(c.RootDir, adminKubeconfig), "--context", "base",
+			"--workspace", providerWorkspace,
+			"--openfga-url", c.OpenFGAURL(),
+			"--bind-address", "127.0.0.1",
+			"--secure-port", strconv.Itoa(c.Ports.Base + offsetRebacHTTPS),
+			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetRebacMetrics),
+			"--tls-cert-file", filepath.Join(dir, "serving.crt"), "--tls-private-key-file", filepath.Join(dir, "serving.key"),
+			"--client-ca-file", filepath.Join(dir, "ca.crt"),
+		},
+		Ready: func(ctx context.Context) error {
+			return waitRebacReady(ctx, rebacURL(c)+"/readyz", filepath.Join(dir, "ca.crt"))
+		},
+		Env: []platformenv.Entry{
+			{Key: "REBAC_AUTHZ_WEBHOOK_URL", Value: rebacURL(c) + "/authz"},
+			{Key: "REBAC_AUTHZ_WEBHOOK_METRICS_URL", Value: fmt.Sprintf("http://127.0.0.1:%d/metrics", c.Ports.Base+offsetRebacMetrics)},
+		},
+	}
+}
+
+func waitRebacReady(ctx context.Context, url, caFile string) error {
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	last := "no answer yet"
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := hc.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready (last: %s): %w", url, last, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// ensureRebacCerts creates ca.crt/key, serving.crt/key (127.0.0.1,
+// localhost) and core-client.crt/key (CN meshplane-core) in dir unless
+// they exist.
+func ensureRebacCerts(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "core-client.key")); err == nil {
+		return nil
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "rebac-authz-webhook-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(10, 0, 0),
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, BasicConstraintsValid: true, IsCA: true}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return err
+	}
+	issue := func(name string, serial int64, tmpl *x509.Certificate) error {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return err
+		}
+		tmpl.SerialNumber = big.NewInt(serial)
+		tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().AddDate(10, 0, 0)
+		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			return err
+		}
+		return writeKeyPair(dir, name, der, key)
+	}
+	if err := issue("serving", 2, &x509.Certificate{Subject: pkix.Name{CommonName: "rebac-authz-webhook"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}}); err != nil {
+		return err
+	}
+	if err := writeKeyPair(dir, "ca", caDER, caKey); err != nil {
+		return err
+	}
+	// Last: its presence means all are there.
+	return issue("core-client", 3, &x509.Certificate{Subject: pkix.Name{CommonName: "meshplane-core"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+}
+
+func writeKeyPair(dir, name string, der []byte, key *ecdsa.PrivateKey) error {
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name+".key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+}

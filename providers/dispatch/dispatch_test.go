@@ -1,0 +1,115 @@
+package dispatch
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
+	fcache "k8s.io/client-go/tools/cache/testing"
+)
+
+func cm(cluster, name, data string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{"kcp.io/cluster": cluster}},
+		Data: map[string]string{"v": data}}
+}
+
+// recorder is a handler that records what it was told.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) add(s string) { r.mu.Lock(); defer r.mu.Unlock(); r.events = append(r.events, s) }
+func (r *recorder) OnAdd(obj any, initial bool) {
+	s := "add " + obj.(*corev1.ConfigMap).Name
+	if initial {
+		s += " (initial)"
+	}
+	r.add(s)
+}
+func (r *recorder) OnUpdate(_, obj any) { r.add("update " + obj.(*corev1.ConfigMap).Name) }
+func (r *recorder) OnDelete(obj any) {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	r.add("delete " + obj.(*corev1.ConfigMap).Name)
+}
+func (r *recorder) has(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Contains(r.events, s)
+}
+func (r *recorder) got() []string { r.mu.Lock(); defer r.mu.Unlock(); return slices.Clone(r.events) }
+
+func eventually(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestDispatcherRoutesByCluster: each workspace's handler gets the objects
+// of its workspace only, those already in the store when it is added
+// (initial) and every later change, and nothing once removed.
+func TestDispatcherRoutesByCluster(t *testing.T) {
+	src := fcache.NewFakeControllerSource()
+	src.Add(cm("c1", "a", "1"))
+	src.Add(cm("c2", "b", "1"))
+	inf := toolscache.NewSharedIndexInformer(src, &corev1.ConfigMap{}, 0,
+		toolscache.Indexers{kcpcache.ClusterIndexName: kcpcache.ClusterIndexFunc})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go inf.RunWithContext(ctx)
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+	d := New(scheme.Scheme).dispatcher(inf)
+
+	h1 := &recorder{}
+	reg1, err := d.add("c1", h1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h1.got(); !slices.Equal(got, []string{"add a (initial)"}) {
+		t.Fatalf("c1's handler got %v on registration, want only a's initial add", got)
+	}
+
+	src.Add(cm("c1", "c", "1"))
+	src.Add(cm("c2", "d", "1"))
+	src.Modify(cm("c1", "a", "2"))
+	eventually(t, "c1's new and changed objects", func() bool { return h1.has("add c") && h1.has("update a") })
+
+	h2 := &recorder{}
+	if _, err := d.add("c2", h2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !h2.has("add b (initial)") || !h2.has("add d (initial)") {
+		t.Fatalf("c2's late handler got %v, want b and d", h2.got())
+	}
+	src.Delete(cm("c2", "b", "1"))
+	eventually(t, "b's deletion in c2", func() bool { return h2.has("delete b") })
+
+	d.remove(reg1.(*registration))
+	src.Modify(cm("c1", "c", "2"))
+	src.Add(cm("c2", "e", "1"))
+	eventually(t, "e in c2", func() bool { return h2.has("add e") })
+	for _, e := range h1.got() {
+		if e == "update c" || e == "add e" || e == "add b (initial)" || e == "add d (initial)" || e == "delete b" {
+			t.Errorf("c1's handler got %q (of c2, or after its removal)", e)
+		}
+	}
+	for _, e := range h2.got() {
+		if e == "add a (initial)" || e == "add c" || e == "update a" || e == "update c" {
+			t.Errorf("c2's handler got %q of c1", e)
+		}
+	}
+}

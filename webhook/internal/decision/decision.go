@@ -1,0 +1,162 @@
+// Package decision answers a SubjectAccessReview: it finds the account
+// workspace of the review's cluster, maps the review to an OpenFGA Check
+// (package mapping) and asks OpenFGA, through a short-lived cache pinned
+// to the store's current model. Answers are Allowed or NoOpinion, never
+// Denied: RBAC and other authorizers keep their say.
+package decision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
+
+	"github.com/meshplane/meshplane/webhook/internal/clusters"
+	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
+	"github.com/meshplane/meshplane/webhook/internal/mapping"
+	"github.com/meshplane/meshplane/webhook/internal/metrics"
+	"github.com/meshplane/meshplane/webhook/internal/resources"
+	"github.com/meshplane/meshplane/webhook/internal/review"
+
+	"github.com/meshplane/meshplane/apis/fga"
+)
+
+// OpenFGA is what the decider asks of OpenFGA.
+type OpenFGA interface {
+	Check(ctx context.Context, store, model string, q mapping.Query) (bool, error)
+	LatestModel(ctx context.Context, store string) (string, error)
+}
+
+// Decider answers reviews.
+type Decider struct {
+	Clusters  *clusters.Registry
+	Resources *resources.Resolver
+	FGA       OpenFGA
+	Metrics   *metrics.Metrics
+	// CacheTTL is how long a Check's answer is reused (0: no cache).
+	CacheTTL time.Duration
+	// NewClusterGrace is how long a workspace whose store is not known
+	// yet is answered with "retry" (503) rather than "no opinion".
+	NewClusterGrace time.Duration
+	// RetryAfter is the delay suggested with a 503.
+	RetryAfter time.Duration
+
+	models *Models
+	cache  *cache.LRUExpireCache
+}
+
+// Init prepares the caches; modelRefresh is how often a store's current
+// model is read again.
+func (d *Decider) Init(modelRefresh time.Duration) {
+	d.models = NewModels(d.FGA, modelRefresh, d.Metrics)
+	d.cache = cache.NewLRUExpireCache(65536)
+}
+
+// Result is the answer to a review.
+type Result struct {
+	Status authorizationv1.SubjectAccessReviewStatus
+	// RetryAfter is set when the webhook cannot answer yet (HTTP 503).
+	RetryAfter time.Duration
+	// Cache tells whether the decision came from the cache: hit, miss or
+	// none (no Check was needed).
+	Cache string
+}
+
+func noOpinion(format string, args ...any) Result {
+	return Result{Status: authorizationv1.SubjectAccessReviewStatus{Reason: fmt.Sprintf(format, args...)}, Cache: "none"}
+}
+
+// Decide answers one review.
+func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
+	cluster := r.Cluster()
+	if cluster == "" {
+		return noOpinion("the review names no logical cluster")
+	}
+	if r.Spec.User == "" {
+		return noOpinion("the review names no user")
+	}
+	info, firstSeen, known := d.Clusters.Get(cluster)
+	switch {
+	case !known && !d.Clusters.Synced():
+		return Result{RetryAfter: d.RetryAfter, Cache: "none",
+			Status: authorizationv1.SubjectAccessReviewStatus{Reason: "the account workspaces are being read"}}
+	case !known:
+		return noOpinion("logical cluster %s is no account workspace", cluster)
+	case info.StoreID == "" && time.Since(firstSeen) < d.NewClusterGrace:
+		return Result{RetryAfter: d.RetryAfter, Cache: "none",
+			Status: authorizationv1.SubjectAccessReviewStatus{Reason: fmt.Sprintf("the store of workspace %s is not known yet", info.Path)}}
+	case info.StoreID == "":
+		return noOpinion("workspace %s has no OpenFGA store", info.Path)
+	}
+	ws := mapping.Workspace{Cluster: cluster, Account: fga.AccountObject(info.OriginCluster, info.Account)}
+	var q mapping.Query
+	var err error
+	if ra := r.Spec.ResourceAttributes; ra != nil {
+		if q, ok := mapping.ForSelfReview(ws, r.Spec.User, ra); ok {
+			return d.check(ctx, info, q)
+		}
+		if !mapping.IsResourceVerb(ra.Verb) {
+			return noOpinion("verb %q is not in the model", ra.Verb)
+		}
+		res, lerr := d.Resources.Lookup(ctx, cluster, ra.Group, ra.Version, ra.Resource)
+		if lerr != nil {
+			return noOpinion("resource %s.%s: %v", ra.Resource, ra.Group, lerr)
+		}
+		q, err = mapping.ForResource(ws, r.Spec.User, ra, res)
+	} else if nra := r.Spec.NonResourceAttributes; nra != nil {
+		q, err = mapping.ForNonResource(ws, r.Spec.User, nra)
+	} else {
+		return noOpinion("the review has neither resource nor non-resource attributes")
+	}
+	if err != nil {
+		return noOpinion("%v", err)
+	}
+	return d.check(ctx, info, q)
+}
+
+func (d *Decider) check(ctx context.Context, info clusters.Info, q mapping.Query) Result {
+	model, err := d.models.Current(ctx, info.StoreID)
+	if err != nil {
+		return d.failed(info, q, err)
+	}
+	key := info.StoreID + "|" + model + "|" + q.Key()
+	if d.CacheTTL > 0 {
+		if v, ok := d.cache.Get(key); ok {
+			d.Metrics.Cache.WithLabelValues("hit").Inc()
+			return result(v.(bool), q, "hit")
+		}
+		d.Metrics.Cache.WithLabelValues("miss").Inc()
+	}
+	start := time.Now()
+	allowed, err := d.FGA.Check(ctx, info.StoreID, model, q)
+	d.Metrics.OpenFGASeconds.WithLabelValues("check").Observe(time.Since(start).Seconds())
+	if err != nil {
+		return d.failed(info, q, err)
+	}
+	if d.CacheTTL > 0 {
+		d.cache.Add(key, allowed, d.CacheTTL)
+	}
+	return result(allowed, q, "miss")
+}
+
+func (d *Decider) failed(info clusters.Info, q mapping.Query, err error) Result {
+	if errors.Is(err, fgacheck.ErrInvalid) {
+		// Not in this store's model (or the store is gone): no opinion.
+		return noOpinion("%s %s %s: not in the model of store %s", q.User, q.Relation, q.Object, info.StoreID)
+	}
+	res := noOpinion("OpenFGA could not answer")
+	res.Status.EvaluationError = err.Error()
+	return res
+}
+
+func result(allowed bool, q mapping.Query, cache string) Result {
+	if allowed {
+		return Result{Status: authorizationv1.SubjectAccessReviewStatus{Allowed: true,
+			Reason: fmt.Sprintf("OpenFGA: %s is %s of %s", q.User, q.Relation, q.Object)}, Cache: cache}
+	}
+	return Result{Status: authorizationv1.SubjectAccessReviewStatus{
+		Reason: fmt.Sprintf("OpenFGA: %s is not %s of %s", q.User, q.Relation, q.Object)}, Cache: cache}
+}

@@ -1,0 +1,100 @@
+package mapping
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+
+	"github.com/meshplane/meshplane/apis/fga"
+)
+
+func TestForResource(t *testing.T) {
+	ws := Workspace{Cluster: "c1", Account: fga.AccountObject("org1", "team")}
+	cm := fga.Resource{Plural: "configmaps", Singular: "configmap", Namespaced: true}
+	nsRes := fga.Resource{Plural: "namespaces", Singular: "namespace"}
+	widget := fga.Resource{Group: "example.com", Plural: "widgets", Singular: "widget"}
+	nsTuple := Tuple{Object: "core_namespace:c1/default", Relation: "parent", User: "core_platform-mesh_io_account:org1/team"}
+	for _, c := range []struct {
+		name string
+		ra   authorizationv1.ResourceAttributes
+		res  fga.Resource
+		want Query
+		none bool
+	}{
+		{name: "list configmaps in a namespace: on the namespace", res: cm,
+			ra:   authorizationv1.ResourceAttributes{Verb: "list", Resource: "configmaps", Namespace: "default"},
+			want: Query{Object: "core_namespace:c1/default", Relation: "list_core_configmaps", User: "user:bob", Contextual: []Tuple{nsTuple}}},
+		{name: "create a configmap: on the namespace", res: cm,
+			ra:   authorizationv1.ResourceAttributes{Verb: "create", Resource: "configmaps", Namespace: "default", Name: "x"},
+			want: Query{Object: "core_namespace:c1/default", Relation: "create_core_configmaps", User: "user:bob", Contextual: []Tuple{nsTuple}}},
+		{name: "get a configmap: on the object, parented to namespace and account", res: cm,
+			ra: authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps", Namespace: "default", Name: "cfg"},
+			want: Query{Object: "core_configmap:c1/cfg", Relation: "get", User: "user:bob", Contextual: []Tuple{nsTuple,
+				{Object: "core_configmap:c1/cfg", Relation: "parent", User: "core_namespace:c1/default"}}}},
+		{name: "status subresource like the object", res: cm,
+			ra: authorizationv1.ResourceAttributes{Verb: "update", Resource: "configmaps", Subresource: "status", Namespace: "default", Name: "cfg"},
+			want: Query{Object: "core_configmap:c1/cfg", Relation: "update", User: "user:bob", Contextual: []Tuple{nsTuple,
+				{Object: "core_configmap:c1/cfg", Relation: "parent", User: "core_namespace:c1/default"}}}},
+		{name: "delete a namespace: on the namespace, parented to the account", res: nsRes,
+			ra: authorizationv1.ResourceAttributes{Verb: "delete", Resource: "namespaces", Name: "default"},
+			want: Query{Object: "core_namespace:c1/default", Relation: "delete", User: "user:bob", Contextual: []Tuple{
+				{Object: "core_namespace:c1/default", Relation: "parent", User: "core_platform-mesh_io_account:org1/team"}}}},
+		{name: "watch a cluster-scoped kind: on the account", res: widget,
+			ra:   authorizationv1.ResourceAttributes{Verb: "watch", Group: "example.com", Resource: "widgets", Name: "w"},
+			want: Query{Object: "core_platform-mesh_io_account:org1/team", Relation: "watch_example_com_widgets", User: "user:bob"}},
+		{name: "configmaps across namespaces", res: cm, none: true,
+			ra: authorizationv1.ResourceAttributes{Verb: "list", Resource: "configmaps"}},
+		{name: "deletecollection", res: cm, none: true,
+			ra: authorizationv1.ResourceAttributes{Verb: "deletecollection", Resource: "configmaps", Namespace: "default"}},
+		{name: "impersonate", res: cm, none: true,
+			ra: authorizationv1.ResourceAttributes{Verb: "impersonate", Resource: "configmaps", Namespace: "default", Name: "x"}},
+		{name: "another subresource", res: cm, none: true,
+			ra: authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps", Subresource: "proxy", Namespace: "default", Name: "x"}},
+		{name: "delete without a name", res: cm, none: true,
+			ra: authorizationv1.ResourceAttributes{Verb: "delete", Resource: "configmaps", Namespace: "default"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q, err := ForResource(ws, "bob", &c.ra, c.res)
+			if c.none {
+				var nc NoCheck
+				if !errors.As(err, &nc) {
+					t.Fatalf("want NoCheck, got %+v, %v", q, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(q, c.want) {
+				t.Errorf("got  %+v\nwant %+v", q, c.want)
+			}
+		})
+	}
+}
+
+func TestForNonResource(t *testing.T) {
+	ws := Workspace{Cluster: "c1", Account: "core_platform-mesh_io_account:org1/team"}
+	for path, allowed := range map[string]bool{"/api": true, "/apis/apps/v1": true, "/openapi/v3": true, "/version": true,
+		"/healthz": false, "/metrics": false, "/apiserver": false, "/": false, "/versions": false} {
+		q, err := ForNonResource(ws, "system:serviceaccount:ns:sa", &authorizationv1.NonResourceAttributes{Path: path, Verb: "get"})
+		if allowed != (err == nil) {
+			t.Errorf("%s: mapped %v, want %v (%v)", path, err == nil, allowed, err)
+		}
+		if err == nil && (q.Object != ws.Account || q.Relation != "get" || q.User != "user:system.serviceaccount.ns.sa") {
+			t.Errorf("%s: got %+v", path, q)
+		}
+	}
+}
+
+func TestForSelfReview(t *testing.T) {
+	ws := Workspace{Cluster: "c1", Account: "core_platform-mesh_io_account:org1/team"}
+	q, ok := ForSelfReview(ws, "bob", &authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"})
+	if !ok || q.Object != ws.Account || q.Relation != "get" || q.User != "user:bob" {
+		t.Errorf("self rules review: %+v, %v", q, ok)
+	}
+	if _, ok := ForSelfReview(ws, "bob", &authorizationv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}); ok {
+		t.Errorf("a SubjectAccessReview about others must not map to a self review")
+	}
+}
