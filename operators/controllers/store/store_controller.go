@@ -120,6 +120,15 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 			return opts.BoundResources(ctx, st.path+":"+st.store.Name)
 		}
 	}
+	updateModel := func(ctx context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error {
+		cl, err := clientOf(ctx, cluster)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		return cl.Status().Update(ctx, m)
+	}
 	return &reconciler{
 		steps: []step{
 			&storeStep{exists: f.StoreExists, createStore: f.CreateStore, listStores: listStores},
@@ -137,17 +146,9 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 				writeModel: func(ctx context.Context, storeID, currentID string, m *openfgav1.AuthorizationModel) (string, bool, error) {
 					return f.WriteModelIfChanged(ctx, storeID, currentID, m)
 				},
-				updateModel: func(ctx context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error {
-					cl, err := clientOf(ctx, cluster)
-					if err != nil {
-						return err
-					}
-					ctx, cancel := context.WithTimeout(ctx, callTimeout)
-					defer cancel()
-					return cl.Status().Update(ctx, m)
-				},
+				updateModel: updateModel,
 			},
-			&tuplesStep{write: f.Write},
+			&tuplesStep{write: f.Write, updateModel: updateModel},
 		},
 		deletion: &deletionStep{deleteStore: f.DeleteStore, listStores: listStores},
 		getStore: func(ctx context.Context, cluster, name string) (*corev1alpha1.Store, error) {
