@@ -254,3 +254,20 @@ if [[ ${PROXY_BENCH:-1} != 0 ]]; then
 		cat "$DIR/proxy.md" 2>/dev/null || true
 	} | tee -a bench-results.md
 fi
+
+# OpenFGA and the security-operator's part of it: composing an
+# organization's model with 200 bound resource types, writing it into
+# OpenFGA (SQLite) and the unchanged check, and a grant + check + revoke
+# round trip. Each benchmark starts its own bin/openfga. Skip with FGA_BENCH=0.
+if [[ ${FGA_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## openfga / security-operator $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		echo '```'
+		OPENFGA_BIN="$ROOT/bin/openfga" \
+			go test -count=1 -run 'XXX' -bench . -benchtime "${FGA_BENCH_TIME:-20x}" ./operators/fgaclient/ 2>&1 |
+			grep -E '^(Benchmark|ok|FAIL|---)' || true
+		echo '```'
+	} | tee -a bench-results.md
+fi

@@ -5,10 +5,12 @@ package fgaclient
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
@@ -25,6 +27,36 @@ const maxTuplesPerWrite = 100
 // Client talks to one OpenFGA server.
 type Client struct {
 	api *openfga.APIClient
+
+	// written remembers, per store, the model id and content hash this
+	// client last wrote or found equal, so an unchanged model costs no
+	// read of the (possibly large) stored model.
+	mu      sync.Mutex
+	written map[string]writtenModel
+}
+
+type writtenModel struct {
+	id   string
+	hash [sha256.Size]byte
+}
+
+func modelHash(m *openfgav1.AuthorizationModel) ([sha256.Size]byte, error) {
+	c := proto.Clone(m).(*openfgav1.AuthorizationModel)
+	c.Id = ""
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return sha256.Sum256(raw), nil
+}
+
+func (c *Client) remember(storeID, id string, h [sha256.Size]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.written == nil {
+		c.written = map[string]writtenModel{}
+	}
+	c.written[storeID] = writtenModel{id: id, hash: h}
 }
 
 // New returns a client for the OpenFGA HTTP API at url
@@ -163,6 +195,16 @@ func (c *Client) LatestModelID(ctx context.Context, storeID string) (string, err
 // newest model when currentID is "") already is the same; it returns the
 // id of the store's model and whether it wrote one.
 func (c *Client) WriteModelIfChanged(ctx context.Context, storeID, currentID string, model *openfgav1.AuthorizationModel) (string, bool, error) {
+	h, err := modelHash(model)
+	if err != nil {
+		return "", false, err
+	}
+	c.mu.Lock()
+	last, known := c.written[storeID]
+	c.mu.Unlock()
+	if known && currentID != "" && last.id == currentID && last.hash == h {
+		return currentID, false, nil
+	}
 	if currentID == "" {
 		latest, err := c.LatestModelID(ctx, storeID)
 		if err != nil {
@@ -176,6 +218,7 @@ func (c *Client) WriteModelIfChanged(ctx context.Context, storeID, currentID str
 			return "", false, err
 		}
 		if SameModel(current, model) {
+			c.remember(storeID, currentID, h)
 			return currentID, false, nil
 		}
 	}
@@ -191,6 +234,7 @@ func (c *Client) WriteModelIfChanged(ctx context.Context, storeID, currentID str
 	if err != nil {
 		return "", false, fmt.Errorf("writing model to store %s: %w", storeID, err)
 	}
+	c.remember(storeID, resp.AuthorizationModelId, h)
 	return resp.AuthorizationModelId, true, nil
 }
 

@@ -29,6 +29,9 @@ import (
 // ClusterAnnotation names a LogicalCluster's cluster.
 const ClusterAnnotation = "kcp.io/cluster"
 
+// relist is how long one watch runs before the clusters are listed again.
+const relist = 30 * time.Second
+
 // Kind is initializing or terminating.
 type Kind string
 
@@ -119,8 +122,11 @@ func (w *Watcher) listWatch(ctx context.Context, wild client.WithWatch, q workqu
 			q.Add(c)
 		}
 	}
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	wctx, cancel := context.WithTimeout(ctx, relist)
 	defer cancel()
+	// The watch starts "now": the core's wildcard lists and its watch
+	// cache do not share resourceVersions. What changes between the list
+	// and the watch is caught by the next list, at most relist later.
 	wi, err := wild.Watch(wctx, &kcpcorev1alpha1.LogicalClusterList{})
 	if err != nil {
 		return err

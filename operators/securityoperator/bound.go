@@ -27,20 +27,20 @@ var builtinGroups = map[string]bool{
 // into it (and its CRDs), as Platform Mesh's security-operator does for an
 // organization's workspace. A workspace that is gone has none.
 func boundResources(base *rest.Config) func(ctx context.Context, path string) ([]fga.Resource, error) {
-	return func(ctx context.Context, path string) ([]fga.Resource, error) {
+	return func(ctx context.Context, workspace string) ([]fga.Resource, error) {
 		cfg := rest.CopyConfig(base)
-		cfg.Host = base.Host + "/clusters/" + path
+		cfg.Host = base.Host + "/clusters/" + workspace
 		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
 		lists, err := dc.ServerPreferredResources()
 		if err != nil {
-			if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			if apierrors.IsNotFound(err) {
 				return nil, nil
 			}
 			if !discovery.IsGroupDiscoveryFailedError(err) {
-				return nil, fmt.Errorf("discovery of %s: %w", path, err)
+				return nil, fmt.Errorf("discovery of %s: %w", workspace, err)
 			}
 		}
 		var out []fga.Resource
@@ -50,10 +50,19 @@ func boundResources(base *rest.Config) func(ctx context.Context, path string) ([
 				continue
 			}
 			for _, r := range l.APIResources {
-				if strings.Contains(r.Name, "/") || r.SingularName == "" {
+				if strings.Contains(r.Name, "/") {
 					continue
 				}
-				out = append(out, fga.Resource{Group: gv.Group, Plural: r.Name, Singular: r.SingularName, Namespaced: r.Namespaced})
+				// Kubernetes' default singular is the lower-cased kind (the
+				// core's discovery leaves singularName empty for bound APIs).
+				singular := r.SingularName
+				if singular == "" {
+					singular = strings.ToLower(r.Kind)
+				}
+				if singular == "" {
+					continue
+				}
+				out = append(out, fga.Resource{Group: gv.Group, Plural: r.Name, Singular: singular, Namespaced: r.Namespaced})
 			}
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].ModuleName() < out[j].ModuleName() })

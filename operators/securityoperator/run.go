@@ -58,6 +58,10 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		Scheme:        scheme,
 		Log:           log,
 		WaitForURL:    c.WaitForURL,
+		// Workspace paths (a Store referenced as root:orgs) are read from
+		// the LogicalClusters with the lifecycle credential: the scoped
+		// one reaches neither them nor other workspaces directly.
+		Resolve: manager.LogicalClusterPath(c.Lifecycle),
 		Manager: ctrlmanager.Options{
 			Metrics:                 metricsserver.Options{BindAddress: c.MetricsAddr},
 			HealthProbeBindAddress:  c.HealthAddr,

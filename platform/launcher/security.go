@@ -114,7 +114,7 @@ func securityOperatorComponent(c *Config) Component {
 		Name:   "security-operator",
 		Binary: "security-operator",
 		BeforeStart: func(ctx context.Context) error {
-			return securityOperatorCredential(ctx, filepath.Join(c.RootDir, adminKubeconfig), kubeconfig)
+			return SecurityOperatorCredential(ctx, filepath.Join(c.RootDir, adminKubeconfig), kubeconfig)
 		},
 		Args: []string{
 			"--kubeconfig", kubeconfig,
@@ -138,11 +138,11 @@ func securityOperatorComponent(c *Config) Component {
 	return comp
 }
 
-// securityOperatorCredential gives the security-operator's ServiceAccount
+// SecurityOperatorCredential gives the security-operator's ServiceAccount
 // in the provider workspace the rights of the export and, in root, read,
 // "initialize" and "terminate" on the WorkspaceType security, and writes
 // a kubeconfig with a fresh token of it to out.
-func securityOperatorCredential(ctx context.Context, adminKubeconfigPath, out string) error {
+func SecurityOperatorCredential(ctx context.Context, adminKubeconfigPath, out string) error {
 	base, err := adminConfig(adminKubeconfigPath)
 	if err != nil {
 		return err

@@ -60,4 +60,7 @@ const (
 	// OrganizationLabelKey labels objects (e.g. WorkspaceTypes) with the
 	// organization they were made for.
 	OrganizationLabelKey = "core.platform-mesh.io/org"
+	// OrgClusterAnnotationKey on a Store names the logical cluster of the
+	// organization workspace it was made for (security-operator).
+	OrgClusterAnnotationKey = "core.platform-mesh.io/org-cluster"
 )

@@ -23,7 +23,7 @@ import (
 // OrgClusterAnnotation on a Store names the logical cluster of the
 // organization it was made for, so the terminator of an org deletes only
 // its own Store, never one of a recreated org of the same name.
-const OrgClusterAnnotation = "core.platform-mesh.io/org-cluster"
+const OrgClusterAnnotation = corev1alpha1.OrgClusterAnnotationKey
 
 // Deps are what the handlers use besides the workspace's own client.
 type Deps struct {

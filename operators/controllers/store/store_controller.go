@@ -38,9 +38,11 @@ type Options struct {
 	Wildcard ctrl.Client
 	// PathOf and ClusterOf map logical clusters and workspace paths.
 	PathOf, ClusterOf func(string) (string, bool)
-	// BoundResources lists the resources bound into a workspace (the
-	// organization's: the Store's workspace path, ":", its name); nil: none.
-	BoundResources func(ctx context.Context, workspacePath string) ([]fga.Resource, error)
+	// BoundResources lists the resources bound into a workspace, named by
+	// logical cluster or path (the organization's: the Store's
+	// OrgClusterAnnotationKey, else its workspace path, ":", its name);
+	// nil: none.
+	BoundResources func(ctx context.Context, workspace string) ([]fga.Resource, error)
 	// Workers is the number of Stores reconciled in parallel.
 	Workers int
 }
@@ -109,8 +111,23 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 	var bound func(ctx context.Context, st *state) ([]fga.Resource, error)
 	if opts.BoundResources != nil {
 		bound = func(ctx context.Context, st *state) ([]fga.Resource, error) {
-			return opts.BoundResources(ctx, st.store.Name)
+			if c := st.store.Annotations[corev1alpha1.OrgClusterAnnotationKey]; c != "" {
+				return opts.BoundResources(ctx, c)
+			}
+			if st.path == "" {
+				return nil, fmt.Errorf("the organization workspace of Store %s is not known yet", st.store.Name)
+			}
+			return opts.BoundResources(ctx, st.path+":"+st.store.Name)
 		}
+	}
+	updateModel := func(ctx context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error {
+		cl, err := clientOf(ctx, cluster)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		return cl.Status().Update(ctx, m)
 	}
 	return &reconciler{
 		steps: []step{
@@ -129,17 +146,9 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 				writeModel: func(ctx context.Context, storeID, currentID string, m *openfgav1.AuthorizationModel) (string, bool, error) {
 					return f.WriteModelIfChanged(ctx, storeID, currentID, m)
 				},
-				updateModel: func(ctx context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error {
-					cl, err := clientOf(ctx, cluster)
-					if err != nil {
-						return err
-					}
-					ctx, cancel := context.WithTimeout(ctx, callTimeout)
-					defer cancel()
-					return cl.Status().Update(ctx, m)
-				},
+				updateModel: updateModel,
 			},
-			&tuplesStep{write: f.Write},
+			&tuplesStep{write: f.Write, updateModel: updateModel},
 		},
 		deletion: &deletionStep{deleteStore: f.DeleteStore, listStores: listStores},
 		getStore: func(ctx context.Context, cluster, name string) (*corev1alpha1.Store, error) {

@@ -116,6 +116,7 @@ func (r *reconciler) reconcile(ctx context.Context, cluster, name string) (time.
 	} else {
 		reason, msg := firstNotDone(st)
 		setCondition(st, corev1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
+		logger.Info("not ready", "reason", reason, "message", msg)
 	}
 	return requeue, r.writeStatus(ctx, cluster, st, before)
 }

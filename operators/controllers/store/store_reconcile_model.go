@@ -83,7 +83,13 @@ func (s *modelStep) reconcile(ctx context.Context, st *state) result {
 	if s.boundResources != nil {
 		rs, err := s.boundResources(ctx, st)
 		if err != nil {
-			return fail(corev1alpha1.ReasonError, fmt.Sprintf("listing bound resources: %v", err), 5*time.Second)
+			if store.Status.AuthorizationModelID != "" {
+				// Keep the model as it is rather than drop bound types.
+				return fail(corev1alpha1.ReasonError, fmt.Sprintf("listing bound resources: %v", err), 5*time.Second)
+			}
+			// A new store gets its model now (tuples need one); the bound
+			// types follow once they can be listed.
+			log.FromContext(ctx).Info("writing the first model without bound resources", "reason", err.Error())
 		}
 		for _, r := range rs {
 			if r.Validate() != nil {

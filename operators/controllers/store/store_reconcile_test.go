@@ -159,12 +159,19 @@ func TestTuplesStep(t *testing.T) {
 	s.store.Status.ManagedTuples = []corev1alpha1.Tuple{b}
 	s.models = []*corev1alpha1.AuthorizationModel{{Spec: corev1alpha1.AuthorizationModelSpec{Tuples: []corev1alpha1.Tuple{fromModel}}}}
 	var added, removed []corev1alpha1.Tuple
+	var modelStatus []corev1alpha1.Tuple
 	step := &tuplesStep{write: func(_ context.Context, _ string, add, remove []corev1alpha1.Tuple) error {
 		added, removed = add, remove
+		return nil
+	}, updateModel: func(_ context.Context, _ string, m *corev1alpha1.AuthorizationModel) error {
+		modelStatus = m.Status.ManagedTuples
 		return nil
 	}}
 	if res := step.reconcile(context.Background(), s); !res.done {
 		t.Fatal("tuples step stopped")
+	}
+	if len(modelStatus) != 1 || modelStatus[0] != fromModel {
+		t.Fatalf("the AuthorizationModel's managedTuples = %v, want its tuple", modelStatus)
 	}
 	if len(added) != 2 || len(removed) != 1 || removed[0] != b {
 		t.Fatalf("added %v removed %v, want a and the model's tuple added, b removed", added, removed)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -16,6 +17,8 @@ import (
 // wanted; status.managedTuples records what it wrote.
 type tuplesStep struct {
 	write func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
+	// updateModel writes an AuthorizationModel's status (its managedTuples).
+	updateModel func(ctx context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error
 }
 
 func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
@@ -61,5 +64,19 @@ func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
 	}
 	setCondition(store, corev1alpha1.ConditionTuplesWritten, metav1.ConditionTrue, corev1alpha1.ReasonReconciled,
 		fmt.Sprintf("%d tuples", len(managed)))
+	// Each AuthorizationModel in the model lists the tuples written for it.
+	for _, m := range st.models {
+		want := sortTuples(append([]corev1alpha1.Tuple(nil), m.Spec.Tuples...))
+		if len(want) == 0 {
+			want = nil
+		}
+		if equality.Semantic.DeepEqual(want, m.Status.ManagedTuples) || s.updateModel == nil {
+			continue
+		}
+		m.Status.ManagedTuples = want
+		if err := s.updateModel(ctx, m.Annotations[ClusterAnnotation], m); err != nil && !gone(err) {
+			log.FromContext(ctx).Error(err, "writing AuthorizationModel status", "authorizationModel", modelModuleName(m))
+		}
+	}
 	return next
 }

@@ -43,6 +43,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	sec.stop()
+	if sec.dir != "" && code == 0 {
+		os.RemoveAll(sec.dir)
+	}
 	if op.dir != "" && code == 0 {
 		os.RemoveAll(op.dir)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/meshplane/meshplane/platform/launcher"
 	"github.com/meshplane/meshplane/sdk/process"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 	"github.com/meshplane/meshplane/sdk/testing/openfga"
@@ -53,7 +54,15 @@ func (s *security) setup(ctx context.Context, srv *framework.Server) error {
 		return err
 	}
 	defer f.Close()
-	cmd := exec.Command(bin, "--kubeconfig", srv.Kubeconfig, "--context", "base",
+	// The operator's scoped credential, made as `make run` makes it (it
+	// also lets the account-operator use the security workspace type);
+	// the lifecycle virtual workspaces with the admin's, as `make run`.
+	kubeconfig := filepath.Join(s.dir, "security-operator.kubeconfig")
+	if err := launcher.SecurityOperatorCredential(ctx, srv.Kubeconfig, kubeconfig); err != nil {
+		return fmt.Errorf("the security-operator's credential: %w", err)
+	}
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig,
+		"--lifecycle-kubeconfig", srv.Kubeconfig, "--lifecycle-context", "base",
 		"--workspace", "root:platform-mesh-system", "--openfga-url", s.fga.URL,
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0]), "--health-probe-bind-address", health)
 	cmd.Stdout, cmd.Stderr = f, f

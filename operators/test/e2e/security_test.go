@@ -279,7 +279,10 @@ func TestAuthorizationModels(t *testing.T) {
 	create(authorizationModel("widgets-xcopy-modelorg", "modelorg", "root:orgs",
 		"module copy\n\ntype example_com_widget\n  relations\n    define owner: [user]\n"))
 	create(authorizationModel("broken-modelorg", "modelorg", "root:orgs", "module broken\n\ntype\n"))
-	create(authorizationModel("gadgets-modelorg", "modelorg", "root:orgs", fga.ResourceModule(gadget)))
+	gadgets := authorizationModel("gadgets-modelorg", "modelorg", "root:orgs", fga.ResourceModule(gadget))
+	carol := corev1alpha1.Tuple{Object: fga.ObjectID(gadget.Type(), "somewhere", "g1"), Relation: "owner", User: fga.UserID("carol")}
+	gadgets.Spec.Tuples = []corev1alpha1.Tuple{carol}
+	create(gadgets)
 
 	dup := waitModelCondition(t, orgs, "widgets-xcopy-modelorg", metav1.ConditionFalse)
 	if dup.Reason != corev1alpha1.ReasonInvalidModel || !strings.Contains(dup.Message, "type example_com_widget is already defined") {
@@ -300,6 +303,16 @@ func TestAuthorizationModels(t *testing.T) {
 		}
 		model = m
 		return hasType(m, "example_com_widget") && hasType(m, "example_com_gadget"), fmt.Sprintf("%d types", len(m.GetTypeDefinitions()))
+	})
+	// The gadgets' tuple is written and listed on its AuthorizationModel.
+	st := waitStore(t, orgs, "modelorg")
+	checkEventually(t, f, st.Status.StoreID, carol, true)
+	framework.Eventually(t, readyTimeout, 500*time.Millisecond, "gadgets-modelorg to list its tuple", func() (bool, string) {
+		m := &corev1alpha1.AuthorizationModel{}
+		if err := orgs.Get(ctxFor(t), client.ObjectKey{Name: "gadgets-modelorg"}, m); err != nil {
+			return false, err.Error()
+		}
+		return slices.Contains(m.Status.ManagedTuples, carol), framework.Compact(m.Status.ManagedTuples)
 	})
 	// The widget type is the first module's (member inherits from parent),
 	// not the copy's.

@@ -219,6 +219,10 @@ func TestLauncher(t *testing.T) {
 	storeID := eventuallyKubectl(t, kubeconfig, "--context", "root", "--server", envA["CORE_URL"]+"/clusters/root:orgs",
 		"get", "store", "acme", "-o", "jsonpath={.status.storeId}")
 	requireOpenFGAStore(t, envA["OPENFGA_URL"], storeID)
+	// ... with its model and tuples written (the operator's scoped
+	// credential and the lifecycle one reach all they need).
+	mustKubectl(t, kubeconfig, "--context", "root", "--server", envA["CORE_URL"]+"/clusters/root:orgs",
+		"wait", "--for=condition=Ready", "store/acme", "--timeout=90s")
 	if out, err := kubectl(t, kubeconfig, "--context", "bob", "delete", "account", "acme"); err == nil || !strings.Contains(out, "Forbidden") {
 		t.Errorf("bob deleted alice's org account (err %v): %s", err, out)
 	}
