@@ -147,7 +147,7 @@ func (p *parts) installAPIExport(inf informers) controller {
 }
 
 func (p *parts) installAPIBinding(inf informers) controller {
-	return apibindingcontroller.New(p.reg.bindings, p.reg.exports, p.reg.schemas, p.index, p.crdIndex, p.consumers, p.crdHandler.DeleteAll, p.boundRemaining,
+	return apibindingcontroller.New(p.reg.bindings, p.reg.exports, p.reg.schemas, p.index, p.crdIndex, p.consumers, p.deleteBound, p.boundRemaining,
 		inf.of(p.reg.bindings.Storage, &apisv1alpha2.APIBinding{}), inf.of(p.reg.exports.Storage, &apisv1alpha2.APIExport{}))
 }
 
