@@ -33,22 +33,13 @@ func TestMain(m *testing.M) {
 
 // binDir links the platform's binaries and the examples' providers.
 func binDir(t *testing.T) string {
-	dir := t.TempDir()
-	for _, c := range []struct{ name, module, pkg string }{
-		{"meshplane", "core", "./cmd/meshplane"},
-		{"account-operator", "operators", "./cmd/account-operator"},
-		{"graphql-gateway", "gateway", "./cmd/graphql-gateway"},
-		{"mongodb-provider", "examples", "./mongodb/cmd/mongodb-provider"},
-		{"postgres-provider", "examples", "./postgres/cmd/postgres-provider"},
-	} {
-		bin, err := framework.Binary(c.name, c.module, c.pkg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(bin, filepath.Join(dir, c.name)); err != nil {
-			t.Fatal(err)
-		}
+	dir, err := framework.PlatformBinDir(
+		framework.BinarySpec{Name: "mongodb-provider", Module: "examples", Pkg: "./mongodb/cmd/mongodb-provider"},
+		framework.BinarySpec{Name: "postgres-provider", Module: "examples", Pkg: "./postgres/cmd/postgres-provider"})
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
 }
 

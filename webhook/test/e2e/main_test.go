@@ -6,7 +6,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/meshplane/meshplane/sdk/testing/framework"
@@ -32,31 +31,9 @@ func run(m *testing.M) (int, error) {
 	if launcherBin, err = framework.Binary("meshplane-platform", "platform", "./cmd/meshplane-platform"); err != nil {
 		return 0, err
 	}
-	if binDir, err = os.MkdirTemp("", "rebac-e2e-bin-"); err != nil {
+	if binDir, err = framework.PlatformBinDir(); err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(binDir)
-	core, err := framework.MeshplaneBinary()
-	if err != nil {
-		return 0, err
-	}
-	if err := os.Symlink(core, filepath.Join(binDir, "meshplane")); err != nil {
-		return 0, err
-	}
-	for _, c := range []struct{ name, module, pkg string }{
-		{"account-operator", "operators", "./cmd/account-operator"},
-		{"security-operator", "operators", "./cmd/security-operator"},
-		{"openfga", "operators", "./cmd/openfga"},
-		{"graphql-gateway", "gateway", "./cmd/graphql-gateway"},
-		{"rebac-authz-webhook", "webhook", "./cmd/rebac-authz-webhook"},
-	} {
-		bin, err := framework.Binary(c.name, c.module, c.pkg)
-		if err != nil {
-			return 0, err
-		}
-		if err := os.Symlink(bin, filepath.Join(binDir, c.name)); err != nil {
-			return 0, err
-		}
-	}
 	return m.Run(), nil
 }
