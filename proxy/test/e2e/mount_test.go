@@ -15,31 +15,6 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-const mountCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: mountpoints.test.mounts.meshplane.io
-spec:
-  group: test.mounts.meshplane.io
-  names: {kind: Mountpoint, plural: mountpoints, singular: mountpoint}
-  scope: Cluster
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-          status:
-            type: object
-            properties:
-              URL: {type: string}
-              phase: {type: string}
-`
-
 // TestMountThroughProxy reaches a mounted workspace through the proxy: it
 // is routed to the shard of its parent, which authorizes the request and
 // proxies it to the mount's URL once the mount is Ready.
@@ -60,32 +35,10 @@ func TestMountThroughProxy(t *testing.T) {
 
 	org := ps.CreateOrg(t, "fpmount")
 	inOrg := ps.KubectlFor(org.Path)
-	inOrg.RunStdin(t, mountCRD, "apply", "-f", "-")
-	framework.Eventually(t, 30*time.Second, 200*time.Millisecond, "the Mountpoint CRD to be served", func() (bool, string) {
-		_, errOut, err := inOrg.RunErr(t, "get", "mountpoints.test.mounts.meshplane.io")
-		return err == nil, errOut
-	})
-	inOrg.RunStdin(t, `apiVersion: test.mounts.meshplane.io/v1alpha1
-kind: Mountpoint
-metadata:
-  name: remote
-  annotations:
-    experimental.tenancy.kcp.io/is-mount: "true"
-spec: {}
-`, "apply", "-f", "-")
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"phase": "Ready", "URL": mount.URL}})
-	inOrg.Run(t, "patch", "mountpoints.test.mounts.meshplane.io", "remote", "--subresource=status", "--type=merge", "-p", string(patch))
-	inOrg.RunStdin(t, `apiVersion: tenancy.kcp.io/v1alpha1
-kind: Workspace
-metadata:
-  name: remote
-spec:
-  mount:
-    ref:
-      apiVersion: test.mounts.meshplane.io/v1alpha1
-      kind: Mountpoint
-      name: remote
-`, "apply", "-f", "-")
+	framework.InstallMountpointCRD(t, inOrg)
+	inOrg.RunStdin(t, framework.Mountpoint("remote"), "apply", "-f", "-")
+	framework.SetMountpointStatus(t, inOrg, "remote", "Ready", mount.URL)
+	inOrg.RunStdin(t, framework.MountedWorkspace("remote", "remote"), "apply", "-f", "-")
 
 	c := client(t, fp, nil)
 	token := map[string]string{"Authorization": "Bearer " + shard.AdminToken(t)}

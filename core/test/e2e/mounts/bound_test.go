@@ -15,7 +15,7 @@ func TestMountOfABoundType(t *testing.T) {
 	t.Parallel()
 	s := server(t)
 	provider := s.CreateOrg(t, "mountprovider")
-	s.ExportCRD(t, provider, mountCRD, "test.mounts.meshplane.io")
+	s.ExportCRD(t, provider, framework.MountpointCRD, "test.mounts.meshplane.io")
 	consumer := s.CreateOrg(t, "mountconsumer")
 	s.Bind(t, consumer, "mountpoints", provider, "test.mounts.meshplane.io", nil)
 	target := s.CreateWorkspaces(t, consumer.Path, "target")[0]
@@ -27,10 +27,10 @@ func TestMountOfABoundType(t *testing.T) {
 		return err == nil, errOut
 	})
 	ms := startMountServer(t, s, target.Path)
-	in.RunStdin(t, mountpoint("mp"), "create", "-f", "-")
-	in.RunStdin(t, mountedWorkspace("remote", "mp"), "create", "-f", "-")
+	in.RunStdin(t, framework.Mountpoint("mp"), "create", "-f", "-")
+	in.RunStdin(t, framework.MountedWorkspace("remote", "mp"), "create", "-f", "-")
 	waitWorkspace(t, in, "remote", "Unavailable", "False/MountObjectNotReady")
-	setMountStatus(t, in, "mp", "Ready", ms.URL)
+	framework.SetMountpointStatus(t, in, "mp", "Ready", ms.URL)
 	waitWorkspace(t, in, "remote", "Ready", "True/")
 	out := s.KubectlFor(consumer.Path+":remote").Run(t, "get", "configmaps", "-n", "default", "-o", "name")
 	if !strings.Contains(out, "configmap/bound-target") {

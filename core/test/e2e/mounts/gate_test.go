@@ -12,7 +12,7 @@ import (
 func TestMountsGateOff(t *testing.T) {
 	t.Parallel()
 	s := framework.StartServer(t, framework.WithExtraArgs("--feature-gates", "WorkspaceMounts=false"))
-	_, errOut, err := s.KubectlFor("root").RunStdinErr(t, mountedWorkspace("remote", "mp"), "create", "-f", "-")
+	_, errOut, err := s.KubectlFor("root").RunStdinErr(t, framework.MountedWorkspace("remote", "mp"), "create", "-f", "-")
 	if err == nil || !strings.Contains(errOut, "WorkspaceMounts=false") {
 		t.Fatalf("creating a mounted workspace with the gate off: want Forbidden naming the gate, got err=%v stderr=%s", err, errOut)
 	}

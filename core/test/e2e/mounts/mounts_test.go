@@ -1,7 +1,6 @@
 package mounts
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,65 +9,6 @@ import (
 
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
-
-// mountCRD is a mount type: any kind with status.URL and status.phase.
-const mountCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: mountpoints.test.mounts.meshplane.io
-spec:
-  group: test.mounts.meshplane.io
-  names: {kind: Mountpoint, plural: mountpoints, singular: mountpoint}
-  scope: Cluster
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
-          status:
-            type: object
-            properties:
-              URL: {type: string}
-              phase: {type: string}
-`
-
-func mountpoint(name string) string {
-	return fmt.Sprintf(`apiVersion: test.mounts.meshplane.io/v1alpha1
-kind: Mountpoint
-metadata:
-  name: %s
-  annotations:
-    experimental.tenancy.kcp.io/is-mount: "true"
-spec: {}
-`, name)
-}
-
-func mountedWorkspace(name, mountName string) string {
-	return fmt.Sprintf(`apiVersion: tenancy.kcp.io/v1alpha1
-kind: Workspace
-metadata:
-  name: %s
-spec:
-  mount:
-    ref:
-      apiVersion: test.mounts.meshplane.io/v1alpha1
-      kind: Mountpoint
-      name: %s
-`, name, mountName)
-}
-
-// setMountStatus writes the mount object's status as a mount controller
-// would.
-func setMountStatus(t *testing.T, k *framework.Kubectl, name, phase, url string) {
-	t.Helper()
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"phase": phase, "URL": url}})
-	k.Run(t, "patch", "mountpoints.test.mounts.meshplane.io", name, "--subresource=status", "--type=merge", "-p", string(patch))
-}
 
 // workspaceState reads phase, spec.URL, spec.cluster and the
 // WorkspaceMountReady condition (status/reason) of a Workspace.
@@ -109,23 +49,19 @@ func TestMountedWorkspace(t *testing.T) {
 	inTarget.Run(t, "create", "configmap", "remote-config", "-n", "default", "--from-literal=where=target")
 
 	inOrg := s.KubectlFor(org.Path)
-	inOrg.RunStdin(t, mountCRD, "apply", "-f", "-")
-	framework.Eventually(t, 30*time.Second, 200*time.Millisecond, "the Mountpoint CRD to be served", func() (bool, string) {
-		_, errOut, err := inOrg.RunErr(t, "get", "mountpoints.test.mounts.meshplane.io")
-		return err == nil, errOut
-	})
+	framework.InstallMountpointCRD(t, inOrg)
 	mounted := org.Path + ":remote"
 	through := s.KubectlFor(mounted)
 
 	// A Workspace that mounts an object not there yet.
-	inOrg.RunStdin(t, mountedWorkspace("remote", "mp"), "create", "-f", "-")
+	inOrg.RunStdin(t, framework.MountedWorkspace("remote", "mp"), "create", "-f", "-")
 	waitWorkspace(t, inOrg, "remote", "Unavailable", "False/MountObjectNotFound")
 
 	// The mount object, not Ready yet: still unavailable, and requests get
 	// a 503 that says why.
-	inOrg.RunStdin(t, mountpoint("mp"), "create", "-f", "-")
+	inOrg.RunStdin(t, framework.Mountpoint("mp"), "create", "-f", "-")
 	ms := startMountServer(t, s, target.Path)
-	setMountStatus(t, inOrg, "mp", "Connecting", ms.URL)
+	framework.SetMountpointStatus(t, inOrg, "mp", "Connecting", ms.URL)
 	waitWorkspace(t, inOrg, "remote", "Unavailable", "False/MountObjectNotReady")
 	_, errOut, err := through.RunErr(t, "get", "configmaps", "-n", "default")
 	if err == nil || !strings.Contains(errOut, "ServiceUnavailable") {
@@ -141,7 +77,7 @@ func TestMountedWorkspace(t *testing.T) {
 
 	// Ready: the Workspace follows, spec.URL is the mount's URL, and
 	// kubectl works through the mount.
-	setMountStatus(t, inOrg, "mp", "Ready", ms.URL)
+	framework.SetMountpointStatus(t, inOrg, "mp", "Ready", ms.URL)
 	waitWorkspace(t, inOrg, "remote", "Ready", "True/")
 	phase, url, cluster, _ := workspaceState(t, inOrg, "remote")
 	if url != ms.URL || cluster != "" {
@@ -201,14 +137,14 @@ func TestMountedWorkspace(t *testing.T) {
 	}
 
 	// Not Ready again: unavailable, 503.
-	setMountStatus(t, inOrg, "mp", "Unknown", ms.URL)
+	framework.SetMountpointStatus(t, inOrg, "mp", "Unknown", ms.URL)
 	waitWorkspace(t, inOrg, "remote", "Unavailable", "False/MountObjectNotReady")
 	if resp := s.AdminRequest(t, http.MethodGet, "/clusters/"+mounted+"/api/v1/namespaces", nil); resp.Code != http.StatusServiceUnavailable {
 		t.Errorf("GET through a mount in phase Unknown: status %d, want 503", resp.Code)
 	}
 
 	// Without the annotation an object is no mount.
-	setMountStatus(t, inOrg, "mp", "Ready", ms.URL)
+	framework.SetMountpointStatus(t, inOrg, "mp", "Ready", ms.URL)
 	waitWorkspace(t, inOrg, "remote", "Ready", "True/")
 	inOrg.Run(t, "annotate", "mountpoints.test.mounts.meshplane.io", "mp", "experimental.tenancy.kcp.io/is-mount-")
 	waitWorkspace(t, inOrg, "remote", "Unavailable", "False/MountAnnotationInvalid")
@@ -238,15 +174,11 @@ func TestMountAuthorization(t *testing.T) {
 	org := s.CreateOrg(t, "mountauthz")
 	target := s.CreateWorkspaces(t, org.Path, "target")[0]
 	inOrg := s.KubectlFor(org.Path)
-	inOrg.RunStdin(t, mountCRD, "apply", "-f", "-")
-	framework.Eventually(t, 30*time.Second, 200*time.Millisecond, "the Mountpoint CRD to be served", func() (bool, string) {
-		_, errOut, err := inOrg.RunErr(t, "get", "mountpoints.test.mounts.meshplane.io")
-		return err == nil, errOut
-	})
+	framework.InstallMountpointCRD(t, inOrg)
 	ms := startMountServer(t, s, target.Path)
-	inOrg.RunStdin(t, mountpoint("mp"), "create", "-f", "-")
-	setMountStatus(t, inOrg, "mp", "Ready", ms.URL)
-	inOrg.RunStdin(t, mountedWorkspace("remote", "mp"), "create", "-f", "-")
+	inOrg.RunStdin(t, framework.Mountpoint("mp"), "create", "-f", "-")
+	framework.SetMountpointStatus(t, inOrg, "mp", "Ready", ms.URL)
+	inOrg.RunStdin(t, framework.MountedWorkspace("remote", "mp"), "create", "-f", "-")
 	waitWorkspace(t, inOrg, "remote", "Ready", "True/")
 	mounted := org.Path + ":remote"
 
