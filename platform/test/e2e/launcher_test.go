@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -10,13 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/meshplane/meshplane/platform/launcher"
 	"github.com/meshplane/meshplane/sdk/platformenv"
+	"github.com/meshplane/meshplane/sdk/process"
 )
 
 // platform is one running launcher process.
@@ -24,25 +23,8 @@ type platform struct {
 	root string
 	base int
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *process.Buffer
 	done chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // freeBase finds a port base whose whole range is free.
@@ -62,7 +44,7 @@ func freeBase(t *testing.T) int {
 // at once.
 func startPlatform(t *testing.T, root string, base int, extra ...string) *platform {
 	t.Helper()
-	p := &platform{root: root, base: base, out: &syncBuffer{}, done: make(chan error, 1)}
+	p := &platform{root: root, base: base, out: &process.Buffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(launcherBin, append([]string{"--root-directory", root, "--port-base", strconv.Itoa(base), "--bin-dir", binDir}, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

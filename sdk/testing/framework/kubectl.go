@@ -9,9 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/meshplane/meshplane/sdk/process"
 )
 
 // DefaultKubectlTimeout bounds every foreground kubectl invocation.
@@ -176,8 +177,8 @@ type Background struct {
 	desc   string
 	cancel context.CancelFunc
 	done   chan struct{}
-	stdout syncBuffer
-	stderr syncBuffer
+	stdout process.Buffer
+	stderr process.Buffer
 	err    error
 }
 
@@ -237,23 +238,6 @@ func (b *Background) WaitFor(t testing.TB, timeout time.Duration, what string, c
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }
 
 // ExitCode returns the exit code of a failed kubectl run (-1 if the error is

@@ -6,13 +6,11 @@
 package openfga
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +35,7 @@ type Server struct {
 	Metrics string
 
 	proc *process.Process
-	log  *syncBuffer
+	log  *process.Buffer
 }
 
 // Options say how to run it.
@@ -113,7 +111,7 @@ func StartServer(ctx context.Context, dir string, opts Options) (*Server, error)
 		return nil, err
 	}
 	addr := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
-	s := &Server{URL: "http://" + addr(ports[0]), GRPC: addr(ports[1]), Metrics: addr(ports[2]), log: &syncBuffer{}}
+	s := &Server{URL: "http://" + addr(ports[0]), GRPC: addr(ports[1]), Metrics: addr(ports[2]), log: &process.Buffer{}}
 	cmd := exec.Command(bin, Args(opts.Engine, opts.URI, addr(ports[0]), addr(ports[1]), addr(ports[2]))...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if s.proc, err = process.StartProcess(cmd); err != nil {
@@ -143,24 +141,4 @@ func (s *Server) LogTail(n int) string {
 		b = b[len(b)-n:]
 	}
 	return b
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.b.Len() > 1<<20 {
-		w.b.Reset()
-	}
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }

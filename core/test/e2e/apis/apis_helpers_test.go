@@ -205,27 +205,9 @@ func (l *apisRequestLog) summary(n int) string {
 	return b.String()
 }
 
-// apisSyncBuffer is a goroutine-safe log buffer.
-type apisSyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *apisSyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *apisSyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// tail returns the last n lines.
-func (b *apisSyncBuffer) tail(n int) string {
-	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = append([]string{fmt.Sprintf("... (%d earlier lines)", len(lines)-n)}, lines[len(lines)-n:]...)
 	}

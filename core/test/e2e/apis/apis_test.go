@@ -38,6 +38,7 @@ import (
 
 	"github.com/kcp-dev/multicluster-provider/apiexport"
 
+	"github.com/meshplane/meshplane/sdk/process"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
@@ -471,7 +472,7 @@ func TestAPIExportPermissionClaims(t *testing.T) {
 type apisController struct {
 	provider *apiexport.Provider
 	requests *apisRequestLog
-	logs     *apisSyncBuffer
+	logs     *process.Buffer
 	cancel   context.CancelFunc
 	done     chan error
 
@@ -484,7 +485,7 @@ type apisController struct {
 // status.result=done on every Cowboy. It is stopped when the test ends.
 func apisStartController(t *testing.T, s *framework.Server, provider framework.Workspace, slice string) *apisController {
 	t.Helper()
-	c := &apisController{requests: &apisRequestLog{}, logs: &apisSyncBuffer{}, reconciled: map[string]int{}, done: make(chan error, 1)}
+	c := &apisController{requests: &apisRequestLog{}, logs: &process.Buffer{}, reconciled: map[string]int{}, done: make(chan error, 1)}
 	logger := funcr.New(func(prefix, args string) {
 		fmt.Fprintf(c.logs, "%s %s %s\n", time.Now().Format("15:04:05.000"), prefix, args)
 	}, funcr.Options{Verbosity: 4})
@@ -600,7 +601,7 @@ func (c *apisController) times(cluster, ns, name string) int {
 // diag describes what the controller did: failed and recent requests, and
 // the tail of its log.
 func (c *apisController) diag() string {
-	return c.requests.summary(40) + "controller log (last 60 lines):\n" + c.logs.tail(60)
+	return c.requests.summary(40) + "controller log (last 60 lines):\n" + tail(c.logs.String(), 60)
 }
 
 // waitResult waits until the Cowboy in consumer has status.result=done,

@@ -10,7 +10,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -23,7 +22,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -113,23 +111,6 @@ func adminKubeconfig(t *testing.T, s *framework.Server, path string) string {
 	return file
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 const mountpointCRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: mountpoints.bench.mounts.meshplane.io}
@@ -192,7 +173,7 @@ spec: {secretRef: {namespace: default, name: b}}
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &lockedBuffer{}
+	log := &process.Buffer{}
 	cmd := exec.Command(bin, "--kubeconfig", adminKubeconfig(t, a, org.Path), "--listen-address", "127.0.0.1:"+strconv.Itoa(ports[0]),
 		"--client-ca-file", filepath.Join(a.RootDir, "ca.crt"), "--cert-dir", certDir)
 	cmd.Stdout, cmd.Stderr = log, log

@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -58,7 +56,7 @@ func startMounts(t *testing.T, s *framework.Server, kubeconfig string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &logBuffer{}
+	log := &process.Buffer{}
 	cmd := exec.Command(mountsBinary(t), "--kubeconfig", kubeconfig, "--listen-address", "127.0.0.1:"+strconv.Itoa(ports[0]),
 		"--client-ca-file", filepath.Join(s.RootDir, "ca.crt"), "--cert-dir", certDir, "--recheck-interval", "1s", "-v", "4",
 		"--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
@@ -86,22 +84,4 @@ func startMounts(t *testing.T, s *framework.Server, kubeconfig string) string {
 		return resp.StatusCode == http.StatusOK, resp.Status
 	})
 	return health
-}
-
-// logBuffer collects a process's output; safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
