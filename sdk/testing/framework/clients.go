@@ -113,6 +113,18 @@ var unsafeFileChars = regexp.MustCompile(`[^a-zA-Z0-9._-]`)
 // BaseURL/clusters/<cluster>, trusting the CA of admin.kubeconfig.
 func (s *Server) WriteUserKubeconfig(t testing.TB, user, cluster string) string {
 	t.Helper()
+	return s.writeTokenKubeconfig(t, user, s.UserToken(t, user), cluster)
+}
+
+// WriteAdminKubeconfig is WriteUserKubeconfig for the shard admin (its
+// token; context "admin").
+func (s *Server) WriteAdminKubeconfig(t testing.TB, cluster string) string {
+	t.Helper()
+	return s.writeTokenKubeconfig(t, "admin", s.AdminToken(t), cluster)
+}
+
+func (s *Server) writeTokenKubeconfig(t testing.TB, user, token, cluster string) string {
+	t.Helper()
 	raw := s.KubeconfigData(t)
 	ctx := raw.Contexts["shard-base"]
 	ci, ok := raw.Clusters[ctx.Cluster]
@@ -127,7 +139,7 @@ func (s *Server) WriteUserKubeconfig(t testing.TB, user, cluster string) string 
 		InsecureSkipTLSVerify:    ci.InsecureSkipTLSVerify,
 		TLSServerName:            ci.TLSServerName,
 	}
-	out.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: s.UserToken(t, user)}
+	out.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
 	out.Contexts[user] = &clientcmdapi.Context{Cluster: "meshplane", AuthInfo: user}
 	out.CurrentContext = user
 	path := filepath.Join(t.TempDir(), unsafeFileChars.ReplaceAllString(user+"-"+cluster, "_")+".kubeconfig")

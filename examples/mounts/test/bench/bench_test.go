@@ -25,9 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
 	"github.com/meshplane/meshplane/sdk/process"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
@@ -94,23 +91,6 @@ func tlsClient(t *testing.T, caFile string, cert *tls.Certificate) *http.Client 
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, MaxIdleConnsPerHost: 8}}
 }
 
-func adminKubeconfig(t *testing.T, s *framework.Server, path string) string {
-	t.Helper()
-	raw := s.KubeconfigData(t)
-	ci := raw.Clusters[raw.Contexts["shard-base"].Cluster]
-	out := clientcmdapi.NewConfig()
-	out.Clusters["meshplane"] = &clientcmdapi.Cluster{Server: s.ClusterURL(path),
-		CertificateAuthority: ci.CertificateAuthority, CertificateAuthorityData: ci.CertificateAuthorityData}
-	out.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: s.AdminToken(t)}
-	out.Contexts["admin"] = &clientcmdapi.Context{Cluster: "meshplane", AuthInfo: "admin"}
-	out.CurrentContext = "admin"
-	file := filepath.Join(t.TempDir(), strings.ReplaceAll(path, ":", "_")+".kubeconfig")
-	if err := clientcmd.WriteToFile(*out, file); err != nil {
-		t.Fatal(err)
-	}
-	return file
-}
-
 const mountpointCRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: mountpoints.bench.mounts.meshplane.io}
@@ -159,7 +139,7 @@ func TestMountsBench(t *testing.T) {
 		_, e2, err2 := inOrg.RunErr(t, "get", "mountpoints")
 		return err1 == nil && err2 == nil, e1 + e2
 	})
-	inOrg.Run(t, "create", "secret", "generic", "b", "-n", "default", "--from-file=kubeconfig="+adminKubeconfig(t, b, target.Path))
+	inOrg.Run(t, "create", "secret", "generic", "b", "-n", "default", "--from-file=kubeconfig="+b.WriteAdminKubeconfig(t, target.Path))
 	inOrg.RunStdin(t, `apiVersion: mounts.examples.meshplane.io/v1alpha1
 kind: KubeCluster
 metadata: {name: b, annotations: {experimental.tenancy.kcp.io/is-mount: "true"}}
@@ -174,7 +154,7 @@ spec: {secretRef: {namespace: default, name: b}}
 		t.Fatal(err)
 	}
 	log := &process.Buffer{}
-	cmd := exec.Command(bin, "--kubeconfig", adminKubeconfig(t, a, org.Path), "--listen-address", "127.0.0.1:"+strconv.Itoa(ports[0]),
+	cmd := exec.Command(bin, "--kubeconfig", a.WriteAdminKubeconfig(t, org.Path), "--listen-address", "127.0.0.1:"+strconv.Itoa(ports[0]),
 		"--client-ca-file", filepath.Join(a.RootDir, "ca.crt"), "--cert-dir", certDir)
 	cmd.Stdout, cmd.Stderr = log, log
 	p, err := process.StartProcess(cmd)

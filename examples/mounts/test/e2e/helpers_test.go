@@ -6,35 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/meshplane/meshplane/sdk/process"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
-
-// adminKubeconfig writes a kubeconfig of s's shard admin whose only
-// context points at a workspace path.
-func adminKubeconfig(t *testing.T, s *framework.Server, path string) string {
-	t.Helper()
-	raw := s.KubeconfigData(t)
-	ci := raw.Clusters[raw.Contexts["shard-base"].Cluster]
-	out := clientcmdapi.NewConfig()
-	out.Clusters["meshplane"] = &clientcmdapi.Cluster{Server: s.ClusterURL(path),
-		CertificateAuthority: ci.CertificateAuthority, CertificateAuthorityData: ci.CertificateAuthorityData}
-	out.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: s.AdminToken(t)}
-	out.Contexts["admin"] = &clientcmdapi.Context{Cluster: "meshplane", AuthInfo: "admin"}
-	out.CurrentContext = "admin"
-	file := filepath.Join(t.TempDir(), strings.ReplaceAll(path, ":", "_")+".kubeconfig")
-	if err := clientcmd.WriteToFile(*out, file); err != nil {
-		t.Fatal(err)
-	}
-	return file
-}
 
 // mountsBinary is bin/kubecluster-mounts (built when missing).
 func mountsBinary(t *testing.T) string {

@@ -76,10 +76,10 @@ func TestKubeClusterMountsAnotherMeshplane(t *testing.T) {
 		_, errOut, err := inOrg.RunErr(t, "get", "kubeclusters")
 		return err == nil, errOut
 	})
-	kubeconfigB := adminKubeconfig(t, b, target.Path)
+	kubeconfigB := b.WriteAdminKubeconfig(t, target.Path)
 	inOrg.Run(t, "create", "secret", "generic", "b-kubeconfig", "-n", "default", "--from-file=kubeconfig="+kubeconfigB)
 	inOrg.RunStdin(t, kubeCluster("b"), "create", "-f", "-")
-	health := startMounts(t, a, adminKubeconfig(t, a, org.Path))
+	health := startMounts(t, a, a.WriteAdminKubeconfig(t, org.Path))
 	waitPhase(t, inOrg, "Ready", "kubecluster", "b")
 	url := inOrg.Run(t, "get", "kubecluster", "b", "-o", "jsonpath={.status.URL}")
 
