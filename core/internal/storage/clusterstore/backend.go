@@ -34,6 +34,9 @@ type Backend struct {
 	// borrows (NewBackendWithInProcessKV); closed with the backend.
 	watchConn *clientv3.Client
 
+	// nudger keeps the watch caches' progress requests answerable.
+	nudger *progressNudger
+
 	mu       sync.Mutex
 	prefixes map[string]bool // resource prefixes storage was made for
 }
@@ -83,7 +86,8 @@ func NewBackendWithInProcessKV(kv *clientv3.Client, endpoints []string, prefix s
 
 func newBackend(client *kubernetes.Client, prefix string, compactInterval time.Duration) *Backend {
 	c := etcd3.NewCompactor(client.Client, compactInterval, clock.RealClock{}, nil)
-	return &Backend{client: client, compactor: c, prefix: prefix, stop: c.Stop, prefixes: map[string]bool{}}
+	return &Backend{client: client, compactor: c, prefix: prefix, stop: c.Stop, prefixes: map[string]bool{},
+		nudger: newProgressNudger(client.Client, "/meshplane/watch-progress")}
 }
 
 // Client returns the shared etcd client.

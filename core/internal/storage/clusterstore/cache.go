@@ -37,7 +37,7 @@ func (b *Backend) CachedDecorator(
 	}
 	prefix := "/" + trimSlashes(resourcePrefix)
 	cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
-		Storage:             raw,
+		Storage:             nudgingStorage{Interface: raw, nudger: b.nudger},
 		Versioner:           storage.APIObjectVersioner{},
 		GroupResource:       config.GroupResource,
 		EventsHistoryWindow: eventsHistoryWindow,
