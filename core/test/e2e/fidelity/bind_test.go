@@ -7,22 +7,6 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-const bindCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.bind.example.com
-spec:
-  group: bind.example.com
-  scope: Namespaced
-  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
 // TestBindNeedsOnlyBind checks kcp's binding authorization: a user with
 // verb bind on apiexports/<name> in the provider's workspace may bind the
 // export from a workspace of their own, without any access to the provider
@@ -30,11 +14,8 @@ spec:
 func TestBindNeedsOnlyBind(t *testing.T) {
 	t.Parallel()
 	s := server(t)
-	org := s.CreateOrg(t, "bind")
-	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
-	provider, consumer := ws[0], ws[1]
-	const export = "bind.example.com"
-	s.ExportCRD(t, provider, bindCRD, export)
+	e := exportInNewOrg(t, s, "bind", "gadgets", "Gadget")
+	org, provider, consumer, export := e.org, e.provider, e.consumer, e.export
 
 	// bob: admin of the consumer, nothing in the org or the provider.
 	admin := s.KubectlFor(consumer.Path)

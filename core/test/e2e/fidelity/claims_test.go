@@ -19,22 +19,6 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-const claimsCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: sprockets.claims.example.com
-spec:
-  group: claims.example.com
-  scope: Namespaced
-  names: {plural: sprockets, singular: sprocket, kind: Sprocket, listKind: SprocketList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
 // claimsSetup is a provider exporting sprockets and claiming configmaps
 // (get, list, watch, create) and logicalclusters (get, list), a consumer
 // binding it with the configmaps claim scoped to app=picked, and a
@@ -53,7 +37,7 @@ func newClaimsSetup(t *testing.T, prefix string) *claimsSetup {
 	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
 	c := &claimsSetup{s: s, provider: ws[0], consumer: ws[1]}
 	pk := s.KubectlFor(c.provider.Path)
-	pk.Run(t, "apply", "-f", framework.Apigen(t, claimsCRD))
+	pk.Run(t, "apply", "-f", framework.Apigen(t, sprocketsCRD))
 	pk.Run(t, "patch", "apiexport", scopedExport, "--type=merge", "-p", `{"spec":{"permissionClaims":[
 {"group":"","resource":"configmaps","verbs":["get","list","watch","create"]},
 {"group":"core.kcp.io","resource":"logicalclusters","verbs":["get","list"]}]}}`)

@@ -61,7 +61,7 @@ func TestAPIExportEndpointSliceChecks(t *testing.T) {
 	org := s.CreateOrg(t, "slices")
 	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer", "other")
 	provider, consumer, other := ws[0], ws[1], ws[2]
-	s.ExportCRD(t, provider, bindCRD, "bind.example.com")
+	s.ExportCRD(t, provider, gadgetsCRD, "bind.example.com")
 	s.Bind(t, consumer, "gadgets", provider, "bind.example.com", nil)
 
 	s.KubectlFor(other.Path).Run(t, "create", "clusterrolebinding", "bob-admin", "--clusterrole=cluster-admin", "--user=bob")

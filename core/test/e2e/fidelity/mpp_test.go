@@ -7,22 +7,6 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-const mppCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: levers.mpp.example.com
-spec:
-  group: mpp.example.com
-  scope: Namespaced
-  names: {plural: levers, singular: lever, kind: Lever, listKind: LeverList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
 // TestMaximalPermissionPolicy checks kcp's local maximal permission
 // policy: with spec.maximalPermissionPolicy.local on the export, a
 // consumer's admin may do with the bound resource only what RBAC in the
@@ -31,11 +15,8 @@ spec:
 func TestMaximalPermissionPolicy(t *testing.T) {
 	t.Parallel()
 	s := server(t)
-	org := s.CreateOrg(t, "mpp")
-	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
-	provider, consumer := ws[0], ws[1]
-	const export = "mpp.example.com"
-	s.ExportCRD(t, provider, mppCRD, export)
+	e := exportInNewOrg(t, s, "mpp", "levers", "Lever")
+	org, provider, consumer, export := e.org, e.provider, e.consumer, e.export
 	pk := s.KubectlFor(provider.Path)
 	pk.Run(t, "patch", "apiexport", export, "--type=merge", "-p", `{"spec":{"maximalPermissionPolicy":{"local":{}}}}`)
 	s.Bind(t, consumer, "levers", provider, export, nil)

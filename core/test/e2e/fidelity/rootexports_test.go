@@ -29,7 +29,7 @@ func TestRootExportsKcpAPIs(t *testing.T) {
 	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
 	provider, consumer := ws[0], ws[1]
 	pk := s.KubectlFor(provider.Path)
-	pk.Run(t, "apply", "-f", framework.Apigen(t, bindCRD))
+	pk.Run(t, "apply", "-f", framework.Apigen(t, gadgetsCRD))
 	pk.Run(t, "patch", "apiexport", "bind.example.com", "--type=merge", "-p",
 		fmt.Sprintf(`{"spec":{"permissionClaims":[{"group":"tenancy.kcp.io","resource":"workspaces","verbs":["get","list","watch"],"identityHash":%q}]}}`,
 			identities["tenancy.kcp.io"]))

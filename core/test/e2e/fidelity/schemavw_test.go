@@ -23,8 +23,8 @@ func TestAPIResourceSchemaVirtualWorkspace(t *testing.T) {
 	org := s.CreateOrg(t, "schemavw")
 	ws := s.CreateWorkspaces(t, org.Path, "provider", "other", "consumer")
 	provider, other, consumer := ws[0], ws[1], ws[2]
-	s.ExportCRD(t, provider, bindCRD, "bind.example.com")
-	s.ExportCRD(t, other, claimsCRD, "claims.example.com")
+	s.ExportCRD(t, provider, gadgetsCRD, "bind.example.com")
+	s.ExportCRD(t, other, sprocketsCRD, "claims.example.com")
 	s.Bind(t, consumer, "gadgets", provider, "bind.example.com", nil)
 	schema := strings.TrimSpace(s.KubectlFor(provider.Path).Run(t, "get", "apiexport", "bind.example.com", "-o", "jsonpath={.spec.resources[0].schema}"))
 	notBound := strings.TrimSpace(s.KubectlFor(other.Path).Run(t, "get", "apiexport", "claims.example.com", "-o", "jsonpath={.spec.resources[0].schema}"))

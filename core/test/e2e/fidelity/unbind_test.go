@@ -13,22 +13,6 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-const unbindCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: anchors.unbind.example.com
-spec:
-  group: unbind.example.com
-  scope: Namespaced
-  names: {plural: anchors, singular: anchor, kind: Anchor, listKind: AnchorList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
 // TestAPIBindingDeletionWaitsForFinalizers checks kcp's APIBinding
 // deletion: the binding stays (condition BindingResourceDeleteSuccess
 // False, reason SomeFinalizersRemain) while a bound object is held by its
@@ -37,11 +21,8 @@ spec:
 func TestAPIBindingDeletionWaitsForFinalizers(t *testing.T) {
 	t.Parallel()
 	s := server(t)
-	org := s.CreateOrg(t, "unbind")
-	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
-	provider, consumer := ws[0], ws[1]
-	const export = "unbind.example.com"
-	s.ExportCRD(t, provider, unbindCRD, export)
+	e := exportInNewOrg(t, s, "unbind", "anchors", "Anchor")
+	provider, consumer, export := e.provider, e.consumer, e.export
 	s.Bind(t, consumer, "anchors", provider, export, nil)
 	ck := s.KubectlFor(consumer.Path)
 	gvr := schema.GroupVersionResource{Group: "unbind.example.com", Version: "v1", Resource: "anchors"}
