@@ -59,8 +59,7 @@ test: build vet test-deps
 ## browser test and Debian's postgresql for the tests that start a PostgreSQL
 ## server (sdk/testing/postgres); idempotent, skipped when installed
 test-deps:
-	./scripts/install-chromium.sh
-	./scripts/install-postgresql.sh
+	./scripts/install-test-deps.sh
 
 ## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
 generate:

@@ -28,11 +28,11 @@ const chromiumPath = "/usr/bin/chromium"
 // its editor and run with its Run button, then a subscription (graphql-ws
 // over the page's websocket) that shows a configmap created with kubectl.
 // The browser may reach nothing but 127.0.0.1, and every request it made is
-// checked to have gone there. scripts/install-chromium.sh (run by make
+// checked to have gone there. scripts/install-test-deps.sh (run by make
 // test) installs Debian's chromium; without it the test skips.
 func TestGraphiQLInChromium(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("%s not found: run scripts/install-chromium.sh (make test does)", chromiumPath)
+		t.Skipf("%s not found: run scripts/install-test-deps.sh (make test does)", chromiumPath)
 	}
 	t.Parallel()
 	s := framework.SharedServer(t)

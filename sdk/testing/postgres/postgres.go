@@ -22,7 +22,7 @@ import (
 )
 
 // ErrNotInstalled: no PostgreSQL binaries were found.
-var ErrNotInstalled = errors.New("PostgreSQL binaries not found (run scripts/install-postgresql.sh or set MESHPLANE_POSTGRES_BIN_DIR)")
+var ErrNotInstalled = errors.New("PostgreSQL binaries not found (run scripts/install-test-deps.sh or set MESHPLANE_POSTGRES_BIN_DIR)")
 
 // Superuser is the name of the superuser initdb creates.
 const Superuser = "postgres"
