@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshplane/meshplane/gateway/internal/kube"
+	"github.com/meshplane/meshplane/gateway/internal/pbjson"
 	"github.com/meshplane/meshplane/gateway/internal/schema"
 	"github.com/meshplane/meshplane/gateway/internal/watch"
 )
@@ -597,7 +598,14 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 		if l, ok := args["limit"].(int64); ok && l > 0 {
 			q.Set("limit", fmt.Sprint(l))
 		}
-		body, err := r.e.Kube.DoPooled(ctx, token, kube.Request{Method: "GET", Path: kube.ResourcePath(ws, res.Group, res.Version, res.Resource, ns, ""), Query: q})
+		sortBy := str(args, "sortBy")
+		body, err := r.listRequest(ctx, res, kube.Request{Method: "GET", Path: kube.ResourcePath(ws, res.Group, res.Version, res.Resource, ns, ""), Query: q},
+			func() pbjson.Projection {
+				if sortBy != "" {
+					return nil // sorting reads any member
+				}
+				return r.listProjection(f)
+			})
 		if err != nil {
 			return nil, err
 		}
@@ -630,7 +638,6 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 				return nil, fmt.Errorf("decoding the items of %s: not a JSON array", res.Resource)
 			}
 		}
-		sortBy := str(args, "sortBy")
 		if sortBy == "" {
 			// Decoded only as far as the selection reaches.
 			items := list.RawItems

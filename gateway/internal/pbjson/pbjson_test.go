@@ -1,0 +1,230 @@
+package pbjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/randfill"
+)
+
+var (
+	pbSerializer = protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
+	codecs       = serializer.NewCodecFactory(scheme.Scheme)
+)
+
+// expected encodes obj as the core would: protobuf, and JSON of the object
+// as it comes back from protobuf (what a core storing protobuf holds).
+func expected(t *testing.T, obj runtime.Object) (pb []byte, js any) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := pbSerializer.Encode(obj, &buf); err != nil {
+		t.Fatalf("protobuf: %v", err)
+	}
+	back, _, err := pbSerializer.Decode(buf.Bytes(), nil, nil)
+	if err != nil {
+		t.Fatalf("decoding protobuf: %v", err)
+	}
+	back.GetObjectKind().SetGroupVersionKind(obj.GetObjectKind().GroupVersionKind())
+	b, err := json.Marshal(back)
+	if err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+	return buf.Bytes(), decode(t, b)
+}
+
+func decode(t *testing.T, b []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("invalid JSON %q: %v", b, err)
+	}
+	return dropNulls(v)
+}
+
+// dropNulls removes members whose value is null: a field the protobuf
+// answer does not carry reads as null in GraphQL either way.
+func dropNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = dropNulls(e)
+		}
+	case []any:
+		for i := range x {
+			x[i] = dropNulls(x[i])
+		}
+	}
+	return v
+}
+
+func transcode(t *testing.T, pb []byte, proj Projection) any {
+	t.Helper()
+	var out bytes.Buffer
+	if err := Transcode(&out, pb, proj); err != nil {
+		t.Fatalf("Transcode: %v", err)
+	}
+	return decode(t, out.Bytes())
+}
+
+func sample() *corev1.PodList {
+	ctime := metav1.Unix(1700000000, 0)
+	return &corev1.PodList{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"},
+		ListMeta: metav1.ListMeta{ResourceVersion: "42", Continue: "next"},
+		Items: []corev1.Pod{{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: "web", Namespace: "default", UID: "u-1", CreationTimestamp: ctime,
+				Labels:          map[string]string{"z": "last", "app": "web", "a<b": "x&y"},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "u-0"}},
+				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply,
+					Time: &ctime, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)}}},
+			},
+			Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{
+					Name: "c", Image: "nginx", Args: []string{"-v", "ünïcode"},
+					Ports: []corev1.ContainerPort{{ContainerPort: 8080, Protocol: corev1.ProtocolTCP}},
+					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}},
+					LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}},
+					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(-3)}},
+						InitialDelaySeconds: 0, PeriodSeconds: 5},
+				}},
+				Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &ctime,
+				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+		}, {
+			ObjectMeta: metav1.ObjectMeta{Name: "empty"},
+		}},
+	}
+}
+
+// TestTranscodeSample compares a list of pods with the JSON the core would
+// send: nested messages, inlined ones (a volume's source), maps (sorted),
+// quantities, int-or-string, times, raw JSON (fieldsV1), zero values and
+// strings that need escaping.
+func TestTranscodeSample(t *testing.T) {
+	pb, want := expected(t, sample())
+	got := transcode(t, pb, nil)
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", " ")
+		w, _ := json.MarshalIndent(want, "", " ")
+		t.Fatalf("transcoded:\n%s\nwant:\n%s", g, w)
+	}
+}
+
+// TestTranscodeProjection keeps only the selected members.
+func TestTranscodeProjection(t *testing.T) {
+	pb, want := expected(t, sample())
+	proj := Projection{"metadata": nil, "items": Projection{
+		"metadata": Projection{"name": nil, "labels": nil, "creationTimestamp": nil},
+		"spec":     Projection{"containers": Projection{"name": nil, "resources": nil}},
+	}}
+	got := transcode(t, pb, proj)
+	prune(want, proj)
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", " ")
+		w, _ := json.MarshalIndent(want, "", " ")
+		t.Fatalf("transcoded:\n%s\nwant:\n%s", g, w)
+	}
+	if s, _ := json.Marshal(got); strings.Contains(string(s), "managedFields") || strings.Contains(string(s), "nginx") {
+		t.Fatalf("unselected members kept: %s", s)
+	}
+}
+
+// prune applies proj to decoded JSON (apiVersion and kind stay at the top).
+func prune(v any, proj Projection) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			sub, ok := proj[k]
+			if !ok {
+				if k != "apiVersion" && k != "kind" {
+					delete(x, k)
+				}
+				continue
+			}
+			if sub != nil {
+				prune(e, sub)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			prune(e, proj)
+		}
+	}
+}
+
+// TestTranscodeFuzz fills every kind of the scheme the core's built-in
+// groups use (and the others client-go knows) with random values and
+// compares the transcoded protobuf with the JSON.
+func TestTranscodeFuzz(t *testing.T) {
+	f := fuzzer.FuzzerFor(fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, func(serializer.CodecFactory) []any {
+		return []any{
+			func(j *intstr.IntOrString, c randfill.Continue) {
+				if c.Bool() {
+					*j = intstr.FromInt32(c.Int31() - 1<<30)
+				} else {
+					*j = intstr.FromString(c.String(0))
+				}
+			},
+			func(j *metav1.Duration, c randfill.Continue) { j.Duration = 0; c.Fill(&j.Duration) },
+		}
+	}), rand.NewSource(7), codecs).NilChance(0.3).NumElements(0, 3)
+	var gvks []schema.GroupVersionKind
+	for gvk := range scheme.Scheme.AllKnownTypes() {
+		if gvk.Version == runtime.APIVersionInternal || strings.HasSuffix(gvk.Kind, "Options") || gvk.Kind == "WatchEvent" {
+			continue
+		}
+		gvks = append(gvks, gvk)
+	}
+	sort.Slice(gvks, func(i, j int) bool { return gvks[i].String() < gvks[j].String() })
+	supported := 0
+	for _, gvk := range gvks {
+		if !Supports(gvk) {
+			continue
+		}
+		supported++
+		for i := 0; i < 3; i++ {
+			obj, err := scheme.Scheme.New(gvk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Fill(obj)
+			obj.GetObjectKind().SetGroupVersionKind(gvk)
+			pb, want := expected(t, obj)
+			got := transcode(t, pb, nil)
+			if !reflect.DeepEqual(got, want) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want)
+				t.Fatalf("%v: transcoded:\n%s\nwant:\n%s", gvk, g, w)
+			}
+		}
+	}
+	if supported < 100 {
+		t.Fatalf("only %d kinds supported", supported)
+	}
+	t.Logf("%d of %d kinds supported and compared", supported, len(gvks))
+}
