@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshplane/meshplane/gateway/internal/kube"
-	"github.com/meshplane/meshplane/gateway/internal/pbjson"
 	"github.com/meshplane/meshplane/gateway/internal/schema"
 	"github.com/meshplane/meshplane/gateway/internal/watch"
 )
@@ -368,6 +367,9 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 	var raw json.RawMessage
 	isRaw := false
 	switch x := v.(type) {
+	case *protoItems:
+		r.writeProtoItems(ctx, w, typ, sel, x, path)
+		return
 	case json.RawMessage:
 		raw, isRaw = x, true
 	case *json.RawMessage:
@@ -599,17 +601,18 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 			q.Set("limit", fmt.Sprint(l))
 		}
 		sortBy := str(args, "sortBy")
-		body, err := r.listRequest(ctx, res, kube.Request{Method: "GET", Path: kube.ResourcePath(ws, res.Group, res.Version, res.Resource, ns, ""), Query: q},
-			func() pbjson.Projection {
-				if sortBy != "" {
-					return nil // sorting reads any member
-				}
-				return r.listProjection(f)
-			})
+		body, direct, err := r.listRequest(ctx, res, kube.Request{Method: "GET", Path: kube.ResourcePath(ws, res.Group, res.Version, res.Resource, ns, ""), Query: q}, f, sortBy)
 		if err != nil {
 			return nil, err
 		}
 		r.bodies = append(r.bodies, body)
+		if direct != nil {
+			out := map[string]any{"items": &protoItems{direct}, "continue": direct.Continue, "resourceVersion": direct.ResourceVersion}
+			if direct.RemainingItemCount != nil {
+				out["remainingItemCount"] = *direct.RemainingItemCount
+			}
+			return out, nil
+		}
 		b := body.Bytes()
 		var list struct {
 			Metadata struct {

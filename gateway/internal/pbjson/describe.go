@@ -59,9 +59,18 @@ type field struct {
 	msg       *message
 }
 
-// message is the layout of a struct: its fields by protobuf number.
+// message is the layout of a struct: its fields by protobuf number and
+// by JSON name (with the members of inlined messages).
 type message struct {
 	fields []*field
+	byName map[string]fieldRef
+}
+
+// fieldRef is a member of a message: field num, or field num of the
+// inlined message in field via (0 when not inlined).
+type fieldRef struct {
+	num, via uint64
+	f        *field
 }
 
 func (m *message) field(num uint64) *field {
@@ -152,6 +161,20 @@ func describe(t reflect.Type) (*message, error) {
 			m.fields = append(m.fields, nil)
 		}
 		m.fields[num] = f
+	}
+	m.byName = map[string]fieldRef{}
+	for num, f := range m.fields {
+		switch {
+		case f == nil:
+		case f.name != "":
+			m.byName[f.name] = fieldRef{num: uint64(num), f: f}
+		default:
+			for name, ref := range f.msg.byName {
+				if ref.via == 0 {
+					m.byName[name] = fieldRef{num: ref.num, via: uint64(num), f: ref.f}
+				}
+			}
+		}
 	}
 	return m, nil
 }

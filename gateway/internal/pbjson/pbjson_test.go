@@ -3,6 +3,7 @@ package pbjson
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"reflect"
 	"sort"
@@ -227,4 +228,144 @@ func TestTranscodeFuzz(t *testing.T) {
 		t.Fatalf("only %d kinds supported", supported)
 	}
 	t.Logf("%d of %d kinds supported and compared", supported, len(gvks))
+}
+
+// BenchmarkTranscodeList transcodes a list of 100 configmaps like the
+// gateway benchmark's (a label, 3 data keys, one managedFields entry),
+// keeping what its query selects.
+func BenchmarkTranscodeList(b *testing.B) {
+	ctime := metav1.Unix(1700000000, 0)
+	list := &corev1.ConfigMapList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMapList"}, ListMeta: metav1.ListMeta{ResourceVersion: "9"}}
+	for i := 0; i < 100; i++ {
+		list.Items = append(list.Items, corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i), Namespace: "default", UID: "0f4c6c1e-7d36-4a51-9d1c-3b1b2a6f8e0a",
+				ResourceVersion: "123", CreationTimestamp: ctime, Labels: map[string]string{"app": "bench"},
+				Annotations: map[string]string{"kcp.io/cluster": "2fopqek9gr0uu1ee", "kubectl.kubernetes.io/last-applied-configuration": `{"apiVersion":"v1","data":{"a":"1","b":"two","c":"three"},"kind":"ConfigMap","metadata":{"annotations":{},"labels":{"app":"bench"},"name":"cm-000","namespace":"default"}}`},
+				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+					Time: &ctime, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:a":{},"f:b":{},"f:c":{}},"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:app":{}}}}`)}}},
+			},
+			Data: map[string]string{"a": "1", "b": "two", "c": "three"},
+		})
+	}
+	var in bytes.Buffer
+	if err := pbSerializer.Encode(list, &in); err != nil {
+		b.Fatal(err)
+	}
+	proj := Projection{"metadata": nil, "items": Projection{
+		"metadata": Projection{"name": nil, "namespace": nil, "uid": nil, "resourceVersion": nil, "labels": nil, "creationTimestamp": nil},
+		"data":     nil,
+	}}
+	var out bytes.Buffer
+	b.ReportAllocs()
+	b.SetBytes(int64(in.Len()))
+	for i := 0; i < b.N; i++ {
+		out.Reset()
+		if err := Transcode(&out, in.Bytes(), proj); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(out.Len()), "out-bytes")
+}
+
+// TestPlan writes pods by a selection straight from protobuf and compares
+// with the same selection applied to the JSON: aliases, constants, maps,
+// lists of objects and of strings, an inlined member (a volume's
+// emptyDir), times, quantities, int-or-string, a missing member and a
+// string coerced from a number.
+func TestPlan(t *testing.T) {
+	pb, js := expected(t, sample())
+	specs := []Spec{
+		{Key: "__typename", Const: []byte(`"Pod"`)},
+		{Key: "metadata", Member: "metadata", Sub: []Spec{
+			{Key: "name", Member: "name"}, {Key: "labels", Member: "labels"}, {Key: "creationTimestamp", Member: "creationTimestamp"},
+			{Key: "generation", Member: "generation", Coerce: ToInt}, {Key: "nope", Member: "nope"},
+			{Key: "managedFields", Member: "managedFields", List: true, Sub: []Spec{{Key: "fieldsV1", Member: "fieldsV1"}, {Key: "time", Member: "time"}}},
+		}},
+		{Key: "n", Member: "metadata", Sub: []Spec{{Key: "uid", Member: "uid"}}},
+		{Key: "spec", Member: "spec", Sub: []Spec{
+			{Key: "containers", Member: "containers", List: true, Sub: []Spec{
+				{Key: "args", Member: "args", List: true}, {Key: "resources", Member: "resources", Sub: []Spec{{Key: "limits", Member: "limits"}}},
+				{Key: "ports", Member: "ports", List: true, Sub: []Spec{{Key: "containerPort", Member: "containerPort", Coerce: ToString}}},
+				{Key: "livenessProbe", Member: "livenessProbe", Sub: []Spec{{Key: "httpGet", Member: "httpGet", Sub: []Spec{{Key: "port", Member: "port"}}}}},
+				{Key: "readinessProbe", Member: "readinessProbe", Sub: []Spec{{Key: "periodSeconds", Member: "periodSeconds"}, {Key: "initialDelaySeconds", Member: "initialDelaySeconds"}}},
+			}},
+			{Key: "volumes", Member: "volumes", List: true, Sub: []Spec{{Key: "name", Member: "name"}, {Key: "emptyDir", Member: "emptyDir"}, {Key: "hostPath", Member: "hostPath"}}},
+		}},
+		{Key: "status", Member: "status", Sub: []Spec{{Key: "phase", Member: "phase"}, {Key: "startTime", Member: "startTime"}}},
+	}
+	p, err := Compile(schema.GroupVersionKind{Version: "v1", Kind: "PodList"}, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := ParseList(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list.ResourceVersion != "42" || list.Continue != "next" || list.RemainingItemCount != nil || len(list.Items) != 2 {
+		t.Fatalf("list metadata: %+v", list)
+	}
+	var got bytes.Buffer
+	if err := p.WriteItems(&got, list.Items); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	want.WriteByte('[')
+	for i, it := range js.(map[string]any)["items"].([]any) {
+		if i > 0 {
+			want.WriteByte(',')
+		}
+		select1(&want, specs, it)
+	}
+	want.WriteByte(']')
+	if got.String() != want.String() {
+		t.Fatalf("written:\n%s\nwant:\n%s", got.String(), want.String())
+	}
+
+	if _, err := Compile(schema.GroupVersionKind{Version: "v1", Kind: "PodList"}, []Spec{{Key: "m", Member: "metadata", List: true}}); err == nil {
+		t.Fatal("a list over an object member compiled")
+	}
+}
+
+// select1 applies specs to decoded JSON, as the executor does.
+func select1(dst *bytes.Buffer, specs []Spec, v any) {
+	obj, _ := v.(map[string]any)
+	dst.WriteByte('{')
+	for i, s := range specs {
+		if i > 0 {
+			dst.WriteByte(',')
+		}
+		k, _ := json.Marshal(s.Key)
+		dst.Write(k)
+		dst.WriteByte(':')
+		if s.Const != nil {
+			dst.Write(s.Const)
+			continue
+		}
+		m, ok := obj[s.Member]
+		switch {
+		case !ok || m == nil:
+			dst.WriteString("null")
+		case s.List:
+			dst.WriteByte('[')
+			for j, e := range m.([]any) {
+				if j > 0 {
+					dst.WriteByte(',')
+				}
+				leafOrObject(dst, s, e)
+			}
+			dst.WriteByte(']')
+		default:
+			leafOrObject(dst, s, m)
+		}
+	}
+	dst.WriteByte('}')
+}
+
+func leafOrObject(dst *bytes.Buffer, s Spec, v any) {
+	if s.Sub != nil {
+		select1(dst, s.Sub, v)
+		return
+	}
+	b, _ := json.Marshal(v)
+	coerce(dst, b, s.Coerce)
 }

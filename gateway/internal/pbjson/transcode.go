@@ -33,48 +33,15 @@ var ErrUnsupported = errors.New("pbjson: kind not supported")
 // Transcode writes the object in the core's protobuf answer b to dst as
 // JSON, apiVersion and kind first, keeping what proj selects.
 func Transcode(dst *bytes.Buffer, b []byte, proj Projection) error {
-	if !bytes.HasPrefix(b, magic) {
-		return fmt.Errorf("pbjson: not a Kubernetes protobuf answer")
-	}
-	// runtime.Unknown: 1 TypeMeta{1 apiVersion, 2 kind}, 2 raw, 3
-	// contentEncoding, 4 contentType.
-	var apiVersion, kindName, raw, encoding []byte
-	r := reader{b: b[len(magic):]}
-	for num, w, ok := r.next(); ok; num, w, ok = r.next() {
-		switch num {
-		case 1:
-			tm := reader{b: w.val}
-			for num, w, ok := tm.next(); ok; num, w, ok = tm.next() {
-				switch num {
-				case 1:
-					apiVersion = w.val
-				case 2:
-					kindName = w.val
-				}
-			}
-			if tm.err != nil {
-				return tm.err
-			}
-		case 2:
-			raw = w.val
-		case 3:
-			encoding = w.val
-		}
-	}
-	if r.err != nil {
-		return r.err
-	}
-	if len(encoding) > 0 {
-		return fmt.Errorf("pbjson: content encoding %q", encoding)
-	}
-	gv, err := schema.ParseGroupVersion(string(apiVersion))
+	gvk, raw, err := unwrap(b)
 	if err != nil {
-		return fmt.Errorf("pbjson: %w", err)
+		return err
 	}
-	m := layoutOf(gv.WithKind(string(kindName)))
+	m := layoutOf(gvk)
 	if m == nil {
 		return ErrUnsupported
 	}
+	apiVersion, kindName := []byte(gvk.GroupVersion().String()), []byte(gvk.Kind)
 	dst.WriteString(`{"apiVersion":`)
 	writeString(dst, apiVersion)
 	dst.WriteString(`,"kind":`)
@@ -85,6 +52,43 @@ func Transcode(dst *bytes.Buffer, b []byte, proj Projection) error {
 	}
 	dst.WriteByte('}')
 	return nil
+}
+
+// unwrap reads the envelope of a protobuf answer: the kind and the
+// object's message.
+func unwrap(b []byte) (schema.GroupVersionKind, []byte, error) {
+	if !bytes.HasPrefix(b, magic) {
+		return schema.GroupVersionKind{}, nil, fmt.Errorf("pbjson: not a Kubernetes protobuf answer")
+	}
+	// runtime.Unknown: 1 TypeMeta{1 apiVersion, 2 kind}, 2 raw, 3
+	// contentEncoding, 4 contentType.
+	var apiVersion, kindName, raw, encoding []byte
+	r := reader{b: b[len(magic):]}
+	for num, w, ok := r.next(); ok; num, w, ok = r.next() {
+		switch num {
+		case 1:
+			av, k, _, err := pair(w.val)
+			if err != nil {
+				return schema.GroupVersionKind{}, nil, err
+			}
+			apiVersion, kindName = av.val, k.val
+		case 2:
+			raw = w.val
+		case 3:
+			encoding = w.val
+		}
+	}
+	if r.err != nil {
+		return schema.GroupVersionKind{}, nil, r.err
+	}
+	if len(encoding) > 0 {
+		return schema.GroupVersionKind{}, nil, fmt.Errorf("pbjson: content encoding %q", encoding)
+	}
+	gv, err := schema.ParseGroupVersion(string(apiVersion))
+	if err != nil {
+		return schema.GroupVersionKind{}, nil, fmt.Errorf("pbjson: %w", err)
+	}
+	return gv.WithKind(string(kindName)), raw, nil
 }
 
 // wireValue is one field occurrence: varints and fixed values in v,
@@ -115,8 +119,7 @@ func (r *reader) next() (uint64, wireValue, bool) {
 	b := r.b
 	key, n := binary.Uvarint(b[r.i:])
 	if n <= 0 {
-		r.err = errTruncated
-		return 0, wireValue{}, false
+		return r.fail(errTruncated)
 	}
 	r.i += n
 	w := wireValue{wt: int(key & 7)}
@@ -124,38 +127,52 @@ func (r *reader) next() (uint64, wireValue, bool) {
 	case 0:
 		w.v, n = binary.Uvarint(b[r.i:])
 		if n <= 0 {
-			r.err = errTruncated
-			return 0, wireValue{}, false
+			return r.fail(errTruncated)
 		}
 		r.i += n
 	case 1:
 		if len(b)-r.i < 8 {
-			r.err = errTruncated
-			return 0, wireValue{}, false
+			return r.fail(errTruncated)
 		}
 		w.v = binary.LittleEndian.Uint64(b[r.i:])
 		r.i += 8
 	case 2:
 		l, n := binary.Uvarint(b[r.i:])
 		if n <= 0 || l > uint64(len(b)-r.i-n) {
-			r.err = errTruncated
-			return 0, wireValue{}, false
+			return r.fail(errTruncated)
 		}
 		r.i += n
 		w.val = b[r.i : r.i+int(l) : r.i+int(l)]
 		r.i += int(l)
 	case 5:
 		if len(b)-r.i < 4 {
-			r.err = errTruncated
-			return 0, wireValue{}, false
+			return r.fail(errTruncated)
 		}
 		w.v = uint64(binary.LittleEndian.Uint32(b[r.i:]))
 		r.i += 4
 	default:
-		r.err = fmt.Errorf("pbjson: wire type %d", w.wt)
-		return 0, wireValue{}, false
+		return r.fail(fmt.Errorf("pbjson: wire type %d", w.wt))
 	}
 	return key >> 3, w, true
+}
+
+func (r *reader) fail(err error) (uint64, wireValue, bool) {
+	r.err = err
+	return 0, wireValue{}, false
+}
+
+// pair reads fields 1 and 2 of message b (a TypeMeta, a map entry).
+func pair(b []byte) (one, two wireValue, has2 bool, err error) {
+	r := reader{b: b}
+	for num, w, ok := r.next(); ok; num, w, ok = r.next() {
+		switch num {
+		case 1:
+			one = w
+		case 2:
+			two, has2 = w, true
+		}
+	}
+	return one, two, has2, r.err
 }
 
 // writeMessage writes the members of message b (without braces), first
@@ -174,7 +191,8 @@ func writeMessage(dst *bytes.Buffer, b []byte, m *message, proj Projection, firs
 	for {
 		num, w, ok := r.next()
 		if runField != nil && (!ok || num != runNum) {
-			if err := writeRepeated(dst, runField, run, runProj, first); err != nil {
+			member(dst, runField.name, first)
+			if err := writeRepeated(dst, runField, run, runProj); err != nil {
 				return err
 			}
 			runField, run = nil, run[:0]
@@ -248,11 +266,10 @@ func isEmpty(f *field, w wireValue) bool {
 }
 
 // writeRepeated writes a list or a map from its occurrences.
-func writeRepeated(dst *bytes.Buffer, f *field, run []wireValue, proj Projection, first *bool) error {
+func writeRepeated(dst *bytes.Buffer, f *field, run []wireValue, proj Projection) error {
 	if f.mapVal != nil {
-		return writeMap(dst, f, run, first)
+		return writeMap(dst, f, run)
 	}
-	member(dst, f.name, first)
 	dst.WriteByte('[')
 	n := 0
 	for _, w := range run {
@@ -330,32 +347,23 @@ type mapEntry struct {
 
 // writeMap writes map entries (messages of key 1 and value 2) as a JSON
 // object with sorted keys, as encoding/json does.
-func writeMap(dst *bytes.Buffer, f *field, run []wireValue, first *bool) error {
+func writeMap(dst *bytes.Buffer, f *field, run []wireValue) error {
 	var buf [16]mapEntry
 	entries := buf[:0]
 	for _, w := range run {
 		if w.wt != 2 {
 			return errWireType
 		}
-		var e mapEntry
-		r := reader{b: w.val}
-		for num, v, ok := r.next(); ok; num, v, ok = r.next() {
-			switch num {
-			case 1:
-				e.key = v.val
-			case 2:
-				e.val, e.has = v, true
-			}
+		k, v, has, err := pair(w.val)
+		if err != nil {
+			return err
 		}
-		if r.err != nil {
-			return r.err
-		}
+		e := mapEntry{key: k.val, val: v, has: has}
 		entries = append(entries, e)
 	}
 	if !slices.IsSortedFunc(entries, cmpEntry) {
 		slices.SortStableFunc(entries, cmpEntry)
 	}
-	member(dst, f.name, first)
 	dst.WriteByte('{')
 	for i, e := range entries {
 		if i > 0 {

@@ -2,7 +2,8 @@
 // test kit, with the gateway in-process (so its memory can be read):
 //
 //   - BenchmarkList100: a list of 100 configmaps through GraphQL and over
-//     REST, one at a time and in parallel;
+//     REST, one at a time and in parallel (and the REST list as protobuf,
+//     which the gateway reads, against JSON);
 //   - TestSchemaBuild50APIs: schema generation time and memory for a
 //     workspace with 50 bound APIs;
 //   - TestWorkspacesShareSchema: memory with many workspaces (1,000 by
@@ -91,10 +92,12 @@ func (e *env) graphql(t testing.TB, ws, query string) []byte {
 	return b
 }
 
-func (e *env) rest(t testing.TB, path string) []byte {
+func (e *env) rest(t testing.TB, path string) []byte { return e.restAs(t, path, "application/json") }
+
+func (e *env) restAs(t testing.TB, path, accept string) []byte {
 	req, _ := http.NewRequest("GET", e.s.BaseURL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+e.token)
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	resp, err := httpClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -177,6 +180,28 @@ func BenchmarkList100(b *testing.B) {
 			b.ReportMetric(median(ratios), "ratio-p50")
 		})
 	}
+	// The core's own cost of JSON: the same REST list as protobuf (what
+	// the gateway asks for), paired with JSON the same way.
+	b.Run("paired-rest-protobuf", func(b *testing.B) {
+		var js, pb, ratios []float64
+		for i := 0; i < b.N; i++ {
+			var j, p time.Duration
+			for k := 0; k < 2; k++ {
+				start := time.Now()
+				if (i+k)%2 == 0 {
+					e.rest(b, restPath)
+					j = time.Since(start)
+				} else {
+					e.restAs(b, restPath, "application/vnd.kubernetes.protobuf")
+					p = time.Since(start)
+				}
+			}
+			js, pb, ratios = append(js, ms(j)), append(pb, ms(p)), append(ratios, float64(p)/float64(j))
+		}
+		b.ReportMetric(median(js), "json-p50-ms")
+		b.ReportMetric(median(pb), "protobuf-p50-ms")
+		b.ReportMetric(median(ratios), "ratio-p50")
+	})
 	b.Run("graphql-parallel", func(b *testing.B) {
 		b.SetParallelism(4)
 		b.RunParallel(func(pb *testing.PB) {
