@@ -162,6 +162,7 @@ type span struct {
 // scratch is reused between the objects of one write.
 type scratch struct {
 	spans []span
+	run   []wireValue // a map's entries
 	leaf  bytes.Buffer
 }
 
@@ -314,13 +315,14 @@ func (p *Plan) writeMember(dst *bytes.Buffer, pf *planField, src []byte, s span,
 	}
 	if f.mapVal != nil {
 		// A map is a leaf: all its entries, as JSON.
-		var run []wireValue
+		run := sc.run[:0]
 		r := reader{b: src[s.start:s.end]}
 		for num, w, ok := r.next(); ok; num, w, ok = r.next() {
 			if num == pf.ref.num {
 				run = append(run, w)
 			}
 		}
+		sc.run = run[:0]
 		if r.err != nil {
 			return r.err
 		}
