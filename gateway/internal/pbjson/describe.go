@@ -4,8 +4,8 @@
 // 0.7x the time it takes as JSON, and unselected members (managedFields,
 // most of an object) are skipped by their length instead of being scanned.
 //
-// The wire layout of each kind comes from its Go type in client-go's
-// scheme (the same Kubernetes libraries as the core): protobuf struct tags
+// The wire layout of each kind comes from its Go type (the same Kubernetes
+// libraries as the core's): protobuf struct tags
 // give field numbers, json tags give names and omitempty, and the few
 // types with their own JSON form (times, quantities, int-or-string,
 // durations, raw JSON) are written as their MarshalJSON would.
@@ -19,13 +19,34 @@ import (
 	"strings"
 	"sync"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes/scheme"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
+
+// kinds are the Go types of the Kubernetes groups the core serves built in
+// (and so encodes as protobuf) that have lists. A kind not here (one
+// served through a CRD, or a group the core may add later) comes as JSON:
+// only slower. client-go's whole scheme would double the binary.
+var kinds = runtime.NewScheme()
+
+func init() {
+	for _, add := range []func(*runtime.Scheme) error{
+		corev1.AddToScheme, rbacv1.AddToScheme, coordinationv1.AddToScheme, eventsv1.AddToScheme,
+		admissionregistrationv1.AddToScheme, certificatesv1.AddToScheme,
+	} {
+		utilruntime.Must(add(kinds))
+	}
+}
 
 // kind is how a field's wire value is written as JSON.
 type kind uint8
@@ -100,7 +121,7 @@ func layoutOf(gvk schema.GroupVersionKind) *message {
 		return m.(*message)
 	}
 	var m *message
-	if t, ok := scheme.Scheme.AllKnownTypes()[gvk]; ok {
+	if t, ok := kinds.AllKnownTypes()[gvk]; ok {
 		mu.Lock()
 		m, _ = describe(t)
 		mu.Unlock()
