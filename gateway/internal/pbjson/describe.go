@@ -1,14 +1,19 @@
-// Package pbjson turns the core's protobuf answers for built-in kinds into
-// the JSON the core would have sent, keeping only the members a GraphQL
-// selection reads. The core encodes a list of 100 configmaps as protobuf in
-// 0.7x the time it takes as JSON, and unselected members (managedFields,
-// most of an object) are skipped by their length instead of being scanned.
+// Package pbjson reads the core's protobuf answers for built-in kinds and
+// writes what a GraphQL selection reads of them as JSON. The core encodes
+// a list of 100 configmaps as protobuf in 0.7x the time it takes as JSON,
+// and unselected members (managedFields, most of an object) are skipped by
+// their length instead of being scanned.
+//
+// Two ways out: Transcode writes an object as the core's JSON would hold
+// it, keeping the members a Projection names; a Plan (Compile, from the
+// executor's Specs) writes a list's items straight in a selection's order
+// with the executor's coercions, no JSON in between.
 //
 // The wire layout of each kind comes from its Go type (the same Kubernetes
-// libraries as the core's): protobuf struct tags
-// give field numbers, json tags give names and omitempty, and the few
-// types with their own JSON form (times, quantities, int-or-string,
-// durations, raw JSON) are written as their MarshalJSON would.
+// libraries as the core's): protobuf struct tags give field numbers, json
+// tags give names and omitempty, and the few types with their own JSON
+// form (times, quantities, int-or-string, durations, raw JSON) are written
+// as their MarshalJSON would.
 package pbjson
 
 import (
