@@ -159,6 +159,16 @@ type span struct {
 	set        bool
 }
 
+// add records an occurrence w of the field at [start, end).
+func (s *span) add(w wireValue, start, end int, repeated bool) {
+	if !s.set {
+		*s = span{w: w, start: start, set: true}
+	} else if !repeated {
+		s.w = w // the last of a repeated singular field wins
+	}
+	s.end = end
+}
+
 // scratch is reused between the objects of one write.
 type scratch struct {
 	spans []span
@@ -192,13 +202,7 @@ func (p *Plan) writeObject(dst *bytes.Buffer, b []byte, sc *scratch) error {
 		if num >= uint64(len(p.slotOf)) || p.slotOf[num] < 0 {
 			continue
 		}
-		s := &spans[p.slotOf[num]]
-		if !s.set {
-			*s = span{w: w, start: start, set: true}
-		} else if !p.msg.fields[num].repeated {
-			s.w = w // the last of a repeated singular field wins
-		}
-		s.end = r.i
+		spans[p.slotOf[num]].add(w, start, r.i, p.msg.fields[num].repeated)
 	}
 	if r.err != nil {
 		return r.err
@@ -258,12 +262,7 @@ func find(b []byte, num uint64, repeated bool) (span, error) {
 		if n != num {
 			continue
 		}
-		if !s.set {
-			s = span{w: w, start: start, set: true}
-		} else if !repeated {
-			s.w = w
-		}
-		s.end = r.i
+		s.add(w, start, r.i, repeated)
 	}
 	return s, r.err
 }
