@@ -178,7 +178,9 @@ type scratch struct {
 
 func (sc *scratch) take(n int) []span {
 	if cap(sc.spans)-len(sc.spans) < n {
-		sc.spans = make([]span, 0, max(64, 2*cap(sc.spans), n))
+		// The enclosing objects keep their spans in the old array; the
+		// length stays, so that give matches take.
+		sc.spans = make([]span, len(sc.spans), max(64, 2*cap(sc.spans), len(sc.spans)+n))
 	}
 	s := sc.spans[len(sc.spans) : len(sc.spans)+n]
 	clear(s)
