@@ -100,7 +100,8 @@ fi
 
 # The GraphQL gateway: a list of 100 configmaps through GraphQL and over
 # REST (also paired, request by request, for a ratio that a shared
-# machine's load does not skew), schema generation with 50 bound APIs, and GW_BENCH_WORKSPACES
+# machine's load does not skew; and the REST list as protobuf, which the
+# gateway reads, against JSON), schema generation with 50 bound APIs, and GW_BENCH_WORKSPACES
 # (default 1000) workspaces sharing one schema. The kit starts its own core
 # (bin/meshplane); the gateway runs in the test process so that its memory
 # can be read. Skip with GW_BENCH=0.

@@ -367,6 +367,9 @@ func (r *run) value(ctx context.Context, w *bytes.Buffer, typ *ast.Type, sel ast
 	var raw json.RawMessage
 	isRaw := false
 	switch x := v.(type) {
+	case *protoItems:
+		r.writeProtoItems(ctx, w, typ, sel, x, path)
+		return
 	case json.RawMessage:
 		raw, isRaw = x, true
 	case *json.RawMessage:
@@ -597,11 +600,19 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 		if l, ok := args["limit"].(int64); ok && l > 0 {
 			q.Set("limit", fmt.Sprint(l))
 		}
-		body, err := r.e.Kube.DoPooled(ctx, token, kube.Request{Method: "GET", Path: kube.ResourcePath(ws, res.Group, res.Version, res.Resource, ns, ""), Query: q})
+		sortBy := str(args, "sortBy")
+		body, direct, err := r.listRequest(ctx, res, kube.Request{Method: "GET", Path: kube.ResourcePath(ws, res.Group, res.Version, res.Resource, ns, ""), Query: q}, f, sortBy)
 		if err != nil {
 			return nil, err
 		}
 		r.bodies = append(r.bodies, body)
+		if direct != nil {
+			out := map[string]any{"items": &protoItems{direct}, "continue": direct.Continue, "resourceVersion": direct.ResourceVersion}
+			if direct.RemainingItemCount != nil {
+				out["remainingItemCount"] = *direct.RemainingItemCount
+			}
+			return out, nil
+		}
 		b := body.Bytes()
 		var list struct {
 			Metadata struct {
@@ -630,7 +641,6 @@ func (r *run) resolve(ctx context.Context, info *schema.Field, f graphql.Collect
 				return nil, fmt.Errorf("decoding the items of %s: not a JSON array", res.Resource)
 			}
 		}
-		sortBy := str(args, "sortBy")
 		if sortBy == "" {
 			// Decoded only as far as the selection reaches.
 			items := list.RawItems

@@ -28,7 +28,7 @@ func includeDeprecated(args map[string]any) bool {
 	return b
 }
 
-// nilIfEmpty turns a nil *T into an untyped nil, so "null" is written.
+// typePtr turns a nil *Type into an untyped nil, so "null" is written.
 func typePtr(t *introspection.Type) any {
 	if t == nil {
 		return nil
@@ -53,12 +53,7 @@ func introField(_ *ast.Schema, v any, field string, args map[string]any) (any, e
 		case "description":
 			return strPtr(o.Description()), nil
 		case "types":
-			ts := o.Types()
-			out := make([]any, len(ts))
-			for i := range ts {
-				out[i] = &ts[i]
-			}
-			return out, nil
+			return list(o.Types()), nil
 		case "queryType":
 			return typePtr(o.QueryType()), nil
 		case "mutationType":
@@ -66,12 +61,7 @@ func introField(_ *ast.Schema, v any, field string, args map[string]any) (any, e
 		case "subscriptionType":
 			return typePtr(o.SubscriptionType()), nil
 		case "directives":
-			ds := o.Directives()
-			out := make([]any, len(ds))
-			for i := range ds {
-				out[i] = &ds[i]
-			}
-			return out, nil
+			return list(o.Directives()), nil
 		}
 	case *introspection.Type:
 		switch field {
@@ -88,91 +78,46 @@ func introField(_ *ast.Schema, v any, field string, args map[string]any) (any, e
 		case "ofType":
 			return typePtr(o.OfType()), nil
 		case "fields":
-			fs := o.Fields(includeDeprecated(args))
-			if fs == nil {
-				return nil, nil
-			}
-			out := make([]any, len(fs))
-			for i := range fs {
-				out[i] = &fs[i]
-			}
-			return out, nil
+			return listOrNull(o.Fields(includeDeprecated(args))), nil
 		case "inputFields":
-			fs := o.InputFields()
-			if fs == nil {
-				return nil, nil
-			}
-			out := make([]any, len(fs))
-			for i := range fs {
-				out[i] = &fs[i]
-			}
-			return out, nil
+			return listOrNull(o.InputFields()), nil
 		case "enumValues":
-			es := o.EnumValues(includeDeprecated(args))
-			if es == nil {
-				return nil, nil
-			}
-			out := make([]any, len(es))
-			for i := range es {
-				out[i] = &es[i]
-			}
-			return out, nil
-		case "interfaces", "possibleTypes":
-			var ts []introspection.Type
-			if field == "interfaces" {
-				ts = o.Interfaces()
-			} else {
-				ts = o.PossibleTypes()
-			}
-			if ts == nil {
-				return nil, nil
-			}
-			out := make([]any, len(ts))
-			for i := range ts {
-				out[i] = &ts[i]
-			}
-			return out, nil
+			return listOrNull(o.EnumValues(includeDeprecated(args))), nil
+		case "interfaces":
+			return listOrNull(o.Interfaces()), nil
+		case "possibleTypes":
+			return listOrNull(o.PossibleTypes()), nil
 		}
 	case *introspection.Field:
 		switch field {
 		case "name":
 			return o.Name, nil
-		case "description":
-			return strPtr(o.Description()), nil
 		case "args":
-			return inputValues(o.Args), nil
+			return list(o.Args), nil
 		case "type":
 			return typePtr(o.Type), nil
-		case "isDeprecated":
-			return o.IsDeprecated(), nil
-		case "deprecationReason":
-			return strPtr(o.DeprecationReason()), nil
+		}
+		if v, ok := deprecation(o, field); ok {
+			return v, nil
 		}
 	case *introspection.InputValue:
 		switch field {
 		case "name":
 			return o.Name, nil
-		case "description":
-			return strPtr(o.Description()), nil
 		case "type":
 			return typePtr(o.Type), nil
 		case "defaultValue":
 			return strPtr(o.DefaultValue), nil
-		case "isDeprecated":
-			return o.IsDeprecated(), nil
-		case "deprecationReason":
-			return strPtr(o.DeprecationReason()), nil
+		}
+		if v, ok := deprecation(o, field); ok {
+			return v, nil
 		}
 	case *introspection.EnumValue:
-		switch field {
-		case "name":
+		if field == "name" {
 			return o.Name, nil
-		case "description":
-			return strPtr(o.Description()), nil
-		case "isDeprecated":
-			return o.IsDeprecated(), nil
-		case "deprecationReason":
-			return strPtr(o.DeprecationReason()), nil
+		}
+		if v, ok := deprecation(o, field); ok {
+			return v, nil
 		}
 	case *introspection.Directive:
 		switch field {
@@ -187,7 +132,7 @@ func introField(_ *ast.Schema, v any, field string, args map[string]any) (any, e
 			}
 			return out, nil
 		case "args":
-			return inputValues(o.Args), nil
+			return list(o.Args), nil
 		case "isRepeatable":
 			return o.IsRepeatable, nil
 		}
@@ -195,10 +140,40 @@ func introField(_ *ast.Schema, v any, field string, args map[string]any) (any, e
 	return nil, fmt.Errorf("introspection field %s is not supported on %T", field, v)
 }
 
-func inputValues(in []introspection.InputValue) []any {
-	out := make([]any, len(in))
-	for i := range in {
-		out[i] = &in[i]
+// deprecatable is what fields, arguments and enum values share.
+type deprecatable interface {
+	Description() *string
+	IsDeprecated() bool
+	DeprecationReason() *string
+}
+
+// deprecation resolves the members every deprecatable has.
+func deprecation(d deprecatable, field string) (any, bool) {
+	switch field {
+	case "description":
+		return strPtr(d.Description()), true
+	case "isDeprecated":
+		return d.IsDeprecated(), true
+	case "deprecationReason":
+		return strPtr(d.DeprecationReason()), true
+	}
+	return nil, false
+}
+
+// list returns pointers to the elements of xs, the introspection objects
+// the executor walks.
+func list[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i := range xs {
+		out[i] = &xs[i]
 	}
 	return out
+}
+
+// listOrNull is list with null for a nil slice.
+func listOrNull[T any](xs []T) any {
+	if xs == nil {
+		return nil
+	}
+	return list(xs)
 }

@@ -88,6 +88,8 @@ type Request struct {
 	Query       url.Values
 	ContentType string
 	Body        []byte
+	// Accept lists the media types to accept (application/json when "").
+	Accept string
 }
 
 // URL is the request's full URL.
@@ -111,10 +113,31 @@ func (c *Client) Do(ctx context.Context, token string, r Request) ([]byte, error
 }
 
 // Body is an answer read into a pooled buffer.
-type Body struct{ buf *bytes.Buffer }
+type Body struct {
+	buf         *bytes.Buffer
+	contentType string
+}
 
 // Bytes are the answer; valid until Release.
 func (b *Body) Bytes() []byte { return b.buf.Bytes() }
+
+// ContentType is the answer's media type.
+func (b *Body) ContentType() string { return b.contentType }
+
+// Rewrite replaces the answer with what f writes from it, in another
+// pooled buffer (the answer's goes back to the pool). On an error the
+// answer is kept.
+func (b *Body) Rewrite(contentType string, f func(dst *bytes.Buffer, src []byte) error) error {
+	dst := bodies.Get().(*bytes.Buffer)
+	if err := f(dst, b.buf.Bytes()); err != nil {
+		dst.Reset()
+		bodies.Put(dst)
+		return err
+	}
+	b.Release()
+	b.buf, b.contentType = dst, contentType
+	return nil
+}
 
 // Release gives the buffer back for later answers: nothing may use Bytes
 // (or anything pointing into them) after it.
@@ -154,7 +177,7 @@ func (c *Client) DoPooled(ctx context.Context, token string, r Request) (*Body, 
 		bodies.Put(buf)
 		return nil, err
 	}
-	return &Body{buf: buf}, nil
+	return &Body{buf: buf, contentType: resp.Header.Get("Content-Type")}, nil
 }
 
 // Open runs r and returns the open 2xx response (for streams), or an *Error.
@@ -171,7 +194,11 @@ func (c *Client) open(ctx context.Context, token string, r Request, user *http.C
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
+	if r.Accept != "" {
+		req.Header.Set("Accept", r.Accept)
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
 	if r.ContentType != "" {
 		req.Header.Set("Content-Type", r.ContentType)
 	}

@@ -2,7 +2,8 @@
 // test kit, with the gateway in-process (so its memory can be read):
 //
 //   - BenchmarkList100: a list of 100 configmaps through GraphQL and over
-//     REST, one at a time and in parallel;
+//     REST, one at a time and in parallel (and the REST list as protobuf,
+//     which the gateway reads, against JSON);
 //   - TestSchemaBuild50APIs: schema generation time and memory for a
 //     workspace with 50 bound APIs;
 //   - TestWorkspacesShareSchema: memory with many workspaces (1,000 by
@@ -91,10 +92,12 @@ func (e *env) graphql(t testing.TB, ws, query string) []byte {
 	return b
 }
 
-func (e *env) rest(t testing.TB, path string) []byte {
+func (e *env) rest(t testing.TB, path string) []byte { return e.restAs(t, path, "application/json") }
+
+func (e *env) restAs(t testing.TB, path, accept string) []byte {
 	req, _ := http.NewRequest("GET", e.s.BaseURL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+e.token)
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	resp, err := httpClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -177,6 +180,28 @@ func BenchmarkList100(b *testing.B) {
 			b.ReportMetric(median(ratios), "ratio-p50")
 		})
 	}
+	// The core's own cost of JSON: the same REST list as protobuf (what
+	// the gateway asks for), paired with JSON the same way.
+	b.Run("paired-rest-protobuf", func(b *testing.B) {
+		var js, pb, ratios []float64
+		for i := 0; i < b.N; i++ {
+			var j, p time.Duration
+			for k := 0; k < 2; k++ {
+				start := time.Now()
+				if (i+k)%2 == 0 {
+					e.rest(b, restPath)
+					j = time.Since(start)
+				} else {
+					e.restAs(b, restPath, "application/vnd.kubernetes.protobuf")
+					p = time.Since(start)
+				}
+			}
+			js, pb, ratios = append(js, ms(j)), append(pb, ms(p)), append(ratios, float64(p)/float64(j))
+		}
+		b.ReportMetric(median(js), "json-p50-ms")
+		b.ReportMetric(median(pb), "protobuf-p50-ms")
+		b.ReportMetric(median(ratios), "ratio-p50")
+	})
 	b.Run("graphql-parallel", func(b *testing.B) {
 		b.SetParallelism(4)
 		b.RunParallel(func(pb *testing.PB) {
@@ -344,11 +369,19 @@ func TestWorkspacesShareSchema(t *testing.T) {
 	t.Logf("created %d workspaces in %v", n, time.Since(start).Round(time.Second))
 	wsBefore, schemasBefore := e.gw.Registry.Stats()
 	before := heapInUse()
-	start = time.Now()
-	for _, w := range wss {
+	// The first tenth pays the fixed costs (the schema, connections to
+	// the core, caches); the rest shows what one more workspace costs.
+	tenth := max(n/10, 1)
+	var atTenth uint64
+	var elapsed time.Duration
+	for i, w := range wss {
+		if i == tenth {
+			atTenth = heapInUse()
+		}
+		start := time.Now()
 		e.graphql(t, w.Path, `{ v1 { ConfigMaps(limit: 1) { items { metadata { name } } } } }`)
+		elapsed += time.Since(start)
 	}
-	elapsed := time.Since(start)
 	after := heapInUse()
 	wsAfter, schemasAfter := e.gw.Registry.Stats()
 	report(t, fmt.Sprintf("%d workspaces with one API set", n), [][2]string{
@@ -356,10 +389,19 @@ func TestWorkspacesShareSchema(t *testing.T) {
 		{"schemas held (before, after)", fmt.Sprintf("%d, %d", schemasBefore, schemasAfter)},
 		{"first request to each workspace (total, mean)", fmt.Sprintf("%v, %v", elapsed.Round(time.Millisecond), (elapsed / time.Duration(n)).Round(time.Microsecond))},
 		{"gateway heap growth for all of them", mib(after - before)},
+		{fmt.Sprintf("of which for the last %d (per workspace)", n-tenth), perWorkspace(after, atTenth, n-tenth)},
 	})
 	if schemasAfter-schemasBefore > 1 {
 		t.Errorf("%d workspaces with one API set hold %d new schemas, want at most 1", n, schemasAfter-schemasBefore)
 	}
+}
+
+// perWorkspace is the heap growth from before to after over n workspaces.
+func perWorkspace(after, before uint64, n int) string {
+	if after < before || n <= 0 {
+		return "0 (the heap shrank)"
+	}
+	return fmt.Sprintf("%s (%.2f KiB)", mib(after-before), float64(after-before)/1024/float64(n))
 }
 
 func mib(b uint64) string {
