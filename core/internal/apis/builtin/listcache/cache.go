@@ -1,7 +1,7 @@
-// Package listcache encodes JSON lists of built-in kinds with each item's
-// serialized form cached, as kube's cachingObject does for watch events:
+// Package listcache encodes JSON and protobuf lists of built-in kinds with
+// each item's serialized form cached, as kube's cachingObject does for watch events:
 // a LIST of 2,000 unchanged configmaps then copies 2,000 cached byte
-// slices instead of running encoding/json over every object again.
+// slices instead of encoding every object again.
 //
 // An item's bytes are keyed by its Go type, UID and resourceVersion: every
 // stored change of an object moves its resourceVersion, so a key never
@@ -27,6 +27,7 @@ type key struct {
 	t               reflect.Type
 	uid             types.UID
 	resourceVersion string
+	protobuf        bool // else JSON
 }
 
 // Cache holds serialized items in two generations: new entries go to the

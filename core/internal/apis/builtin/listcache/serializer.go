@@ -163,13 +163,19 @@ type negotiated struct {
 	infos []runtime.SerializerInfo
 }
 
-// Wrap serves ns with its application/json serializer encoding lists
+// Wrap serves ns with its JSON and protobuf serializers encoding lists
 // through cache.
 func Wrap(ns runtime.NegotiatedSerializer, cache *Cache) runtime.NegotiatedSerializer {
 	infos := append([]runtime.SerializerInfo(nil), ns.SupportedMediaTypes()...)
 	for i := range infos {
-		if infos[i].MediaType == runtime.ContentTypeJSON && infos[i].Serializer != nil {
+		if infos[i].Serializer == nil {
+			continue
+		}
+		switch infos[i].MediaType {
+		case runtime.ContentTypeJSON:
 			infos[i].Serializer = NewSerializer(infos[i].Serializer, cache)
+		case runtime.ContentTypeProtobuf:
+			infos[i].Serializer = NewProtobufSerializer(infos[i].Serializer, cache)
 		}
 	}
 	return negotiated{NegotiatedSerializer: ns, infos: infos}
