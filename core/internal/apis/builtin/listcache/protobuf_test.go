@@ -91,3 +91,39 @@ func TestProtobufSameBytesAsKube(t *testing.T) {
 		t.Errorf("write sizes %v, want the 4-byte prefix written alone first", w.sizes)
 	}
 }
+
+// TestConcurrentLists encodes one list from several goroutines in both
+// encodings, with a cache small enough to rotate (run with -race).
+func TestConcurrentLists(t *testing.T) {
+	cache := New(64 * (entryOverhead + 600))
+	ourJSON, ourProto := NewSerializer(kubeJSON(t), cache), NewProtobufSerializer(kubeProtobuf(t), cache)
+	list := &corev1.ConfigMapList{}
+	for i := range 100 {
+		list.Items = append(list.Items, configMap(i, "1"))
+	}
+	wantJSON := encode(t, kubeJSON(t), list)
+	wantProto := encodeAlloc(t, kubeProtobuf(t).(runtime.EncoderWithAllocator), list)
+	errs := make(chan string, 8)
+	for g := range 8 {
+		go func() {
+			for range 20 {
+				var b bytes.Buffer
+				if g%2 == 0 {
+					if err := ourJSON.Encode(list, &b); err != nil || b.String() != wantJSON {
+						errs <- fmt.Sprintf("JSON differs (err %v)", err)
+						return
+					}
+				} else if err := ourProto.Encode(list, &b); err != nil || !bytes.Equal(b.Bytes(), wantProto) {
+					errs <- fmt.Sprintf("protobuf differs (err %v)", err)
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range 8 {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+}

@@ -132,6 +132,12 @@ func TestCacheBounded(t *testing.T) {
 	if n := c.Len(); n > 100 {
 		t.Errorf("cache holds %d entries, limit is 100", n)
 	}
+	// A newer version of an object replaces the older one.
+	n := c.Len()
+	c.put(key{uid: "hot", resourceVersion: "2"}, make([]byte, 10))
+	if _, ok := c.get(hot); ok || c.Len() != n {
+		t.Errorf("after a newer version: old version cached %v, %d entries (want %d)", ok, c.Len(), n)
+	}
 	c.put(key{uid: "huge"}, make([]byte, c.limit))
 	if _, ok := c.get(key{uid: "huge"}); ok {
 		t.Error("an entry larger than half the limit was cached")
