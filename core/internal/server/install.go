@@ -16,6 +16,7 @@ import (
 
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
+	"github.com/meshplane/meshplane/core/internal/apis/builtin/listcache"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/controllers/namespace"
 	"github.com/meshplane/meshplane/core/internal/crd"
@@ -56,11 +57,12 @@ func (p *parts) clusterDeleting(ctx context.Context) bool {
 func installBuiltin(s *genericapiserver.GenericAPIServer, storage builtin.Storage, settings typeconverter.Settings) error {
 	groups := map[string]*genericapiserver.APIGroupInfo{}
 	var order []string
+	lists := listcache.New(listcache.DefaultLimit) // serialized list items, shared by the groups
 	for _, gv := range builtinapi.GroupVersions {
 		info, ok := groups[gv.Group]
 		if !ok {
 			i := genericapiserver.NewDefaultAPIGroupInfo(gv.Group, builtinapi.Scheme, builtinapi.ParameterCodec, builtinapi.Codecs)
-			i.NegotiatedSerializer = builtinapi.CodecsFor(gv.Group, i.NegotiatedSerializer) // kcp's kinds: no protobuf
+			i.NegotiatedSerializer = builtinapi.CodecsFor(gv.Group, i.NegotiatedSerializer, lists) // kcp's kinds: no protobuf
 			info = &i
 			groups[gv.Group] = info
 			order = append(order, gv.Group)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/internal/adminkubeconfig"
+	"github.com/meshplane/meshplane/core/internal/openapi/lazyspec"
 	"github.com/meshplane/meshplane/core/internal/typeconverter"
 )
 
@@ -83,6 +84,7 @@ func (p *parts) newGenericServer() (*genericapiserver.GenericAPIServer, error) {
 	config.AdmissionControl = p.admission
 	config.BuildHandlerChainFunc = p.buildHandlerChain
 	config.AddHealthChecks(p.etcdCheck())
+	config.SkipOpenAPIInstallation = true // lazyspec below: built on first request
 	generic, err := config.Complete(nil).New("meshplane", genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return nil, err
@@ -93,6 +95,9 @@ func (p *parts) newGenericServer() (*genericapiserver.GenericAPIServer, error) {
 		return nil, err
 	}
 	if err := generic.InstallAPIGroup(p.crdGroup); err != nil {
+		return nil, err
+	}
+	if err := lazyspec.Install(generic.Handler.GoRestfulContainer, generic.Handler.NonGoRestfulMux, config.OpenAPIConfig, config.OpenAPIV3Config); err != nil {
 		return nil, err
 	}
 	if err := generic.AddPostStartHook("meshplane-authentication", func(ctx genericapiserver.PostStartHookContext) error {

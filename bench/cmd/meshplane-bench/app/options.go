@@ -18,6 +18,7 @@ type options struct {
 	kubeconfig  string
 	context     string
 	cluster     string
+	namespace   string
 	clusterPath string
 
 	creates, workers  int
@@ -62,6 +63,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "admin kubeconfig (default $KUBECONFIG); with --start-cmd it is read once the server is ready")
 	fs.StringVar(&o.context, "context", "", `kubeconfig context (default "base" if present, else the current context); any /clusters/<name> suffix of its server URL is stripped`)
 	fs.StringVar(&o.cluster, "cluster", "", "logical cluster for the configmap phases, served at <server>/clusters/<name> (default bench-<random>; Meshplane creates it implicitly)")
+	fs.StringVar(&o.namespace, "namespace", "", "namespace of the 1-client creates, the GETs and the LISTs (default bench-<random>); with --keep a later run reuses its configmaps, e.g. to repeat LISTs without filling again")
 	fs.StringVar(&o.clusterPath, "cluster-path", "", "existing logical cluster or workspace path (e.g. root) to use instead of --cluster; needed for kcp")
 	fs.IntVar(&o.creates, "creates", 2000, "configmaps created per create run (one run with 1 client, one with --workers clients); 0 skips")
 	fs.IntVar(&o.workers, "workers", 8, "concurrent clients of the multi-client create run (and of the etcd put run and the widget creates)")

@@ -106,9 +106,13 @@ func runKube(ctx context.Context, o *options, pid int, rep *bench.Report, logf f
 	if cluster == "" {
 		cluster = "bench-" + bench.RandomSuffix(8)
 	}
+	namespace := o.namespace
+	if namespace == "" {
+		namespace = "bench-" + bench.RandomSuffix(8)
+	}
 	suite, err := kubebench.NewSuite(target, kubebench.Options{
 		Cluster:        cluster,
-		Namespace:      "bench-" + bench.RandomSuffix(8),
+		Namespace:      namespace,
 		Creates:        o.creates,
 		Workers:        o.workers,
 		Gets:           o.gets,

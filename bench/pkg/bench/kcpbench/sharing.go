@@ -535,6 +535,7 @@ func (s *Suite) phaseWatch(parent context.Context, rep *bench.Report, sh *sharin
 
 	s.o.Logf("creating %d widgets at %g/s over %d consumers while watching %s", events, s.o.WatchRate, consumers, wildcardURL(sh.vwURL))
 	starts := make([]time.Time, events)
+	acked := make([]time.Time, events) // create response received
 	created := make([]bool, events)
 	sem := make(chan struct{}, s.o.ObjectWorkers)
 	var wg sync.WaitGroup
@@ -572,6 +573,7 @@ loop:
 				errMu.Unlock()
 				return
 			}
+			acked[k] = time.Now()
 			created[k] = true
 		}()
 	}
@@ -594,17 +596,23 @@ loop:
 	case <-ctx.Done():
 	case <-time.After(grace):
 	}
-	var lat []time.Duration
+	// The event latency includes the create itself; the create's round
+	// trip and the time from its response to the event split it.
+	var lat, rtt, afterAck []time.Duration
 	for k := range events {
 		if !created[k] {
 			continue
 		}
+		rtt = append(rtt, acked[k].Sub(starts[k]))
 		if at, ok := rec.at(fmt.Sprintf("%s%05d", prefix, k)); ok {
 			lat = append(lat, max(at.Sub(starts[k]), 0))
+			afterAck = append(afterAck, max(at.Sub(acked[k]), 0))
 		}
 	}
 	detail := fmt.Sprintf("%d creates at %g/s over %d consumers, create start to ADDED", createdN, s.o.WatchRate, consumers)
 	rep.AddLatency("vw_watch_event", "wildcard watch event latency", detail, bench.Summarize(lat))
+	rep.AddLatency("vw_watch_create", "wildcard watch phase, create round trip", "the same creates", bench.Summarize(rtt))
+	rep.AddLatency("vw_watch_after_ack", "wildcard watch event after the create's response", "0 if the event came first", bench.Summarize(afterAck))
 	missing := createdN - len(lat)
 	if missing > 0 || createdN < events {
 		rep.Add("vw_watch_event_missing", "wildcard watch events missing or creates failed", float64(events-len(lat)), bench.UnitCount)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/meshplane/meshplane/core/internal/apis/builtin/listcache"
 )
 
 // protoMarshaler is what the protobuf serializer needs of an object.
@@ -55,11 +57,17 @@ func isMetaKind(kind string) bool {
 // As for a custom resource in kube-apiserver, a client that accepts
 // "application/vnd.kubernetes.protobuf,application/json" then gets JSON,
 // and one that accepts only protobuf gets 406 Not Acceptable.
-func CodecsFor(group string, codecs runtime.NegotiatedSerializer) runtime.NegotiatedSerializer {
-	if HasProtobuf(Scheme, group) {
-		return codecs
+// The Kubernetes groups' JSON lists take their items' bytes from lists, a
+// cache shared by all groups (nil: none). kcp's kinds are left out: they
+// are listed rarely, and some of their storages fill fields on read.
+func CodecsFor(group string, codecs runtime.NegotiatedSerializer, lists *listcache.Cache) runtime.NegotiatedSerializer {
+	if !HasProtobuf(Scheme, group) {
+		return withoutProtobuf{NegotiatedSerializer: codecs}
 	}
-	return withoutProtobuf{NegotiatedSerializer: codecs}
+	if lists != nil {
+		return listcache.Wrap(codecs, lists)
+	}
+	return codecs
 }
 
 // withoutProtobuf offers a negotiated serializer's media types but protobuf.

@@ -34,10 +34,10 @@ func TestCodecsForDropsProtobufOnlyForKcpGroups(t *testing.T) {
 		}
 		return strings.Join(out, ",")
 	}
-	if got := media(CodecsFor("", Codecs)); !strings.Contains(got, runtime.ContentTypeProtobuf) {
+	if got := media(CodecsFor("", Codecs, nil)); !strings.Contains(got, runtime.ContentTypeProtobuf) {
 		t.Errorf("core/v1 media types %s lack protobuf", got)
 	}
-	got := media(CodecsFor("tenancy.kcp.io", Codecs))
+	got := media(CodecsFor("tenancy.kcp.io", Codecs, nil))
 	if strings.Contains(got, "protobuf") || !strings.Contains(got, runtime.ContentTypeJSON) {
 		t.Errorf("tenancy.kcp.io media types = %s, want JSON and no protobuf", got)
 	}

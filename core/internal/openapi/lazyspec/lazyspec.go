@@ -1,0 +1,120 @@
+// Package lazyspec serves the server's own OpenAPI documents, /openapi/v2
+// and /openapi/v3/<group version>, as kube's generic server does (its
+// routes.OpenAPI InstallV2 and InstallV3), but builds each document on its
+// first request instead of at start. Built, the v2 document and the v3
+// documents hold about 8 MiB of heap; an idle server, and most servers
+// most of their life, are never asked for them. Set the generic config's
+// SkipOpenAPIInstallation and call Install once every group is installed.
+package lazyspec
+
+import (
+	"fmt"
+	"strings"
+
+	restful "github.com/emicklei/go-restful/v3"
+	"k8s.io/apiserver/pkg/server/mux"
+	builder2 "k8s.io/kube-openapi/pkg/builder"
+	"k8s.io/kube-openapi/pkg/builder3"
+	"k8s.io/kube-openapi/pkg/cached"
+	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/common/restfuladapter"
+	"k8s.io/kube-openapi/pkg/handler"
+	"k8s.io/kube-openapi/pkg/handler3"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// etag names the documents' one version: they never change once the
+// server runs (the handlers compute the HTTP ETag from the content).
+const etag = "static"
+
+// Install registers /openapi/v2 (with v2, if not nil) and /openapi/v3
+// (with v3, if not nil) on m, for the web services of c.
+func Install(c *restful.Container, m *mux.PathRecorderMux, v2 *common.Config, v3 *common.OpenAPIV3Config) error {
+	if v2 != nil {
+		doc := cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
+			s, err := builder2.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(c.RegisteredWebServices()), v2)
+			if err != nil {
+				return nil, "", fmt.Errorf("building the OpenAPI v2 document: %w", err)
+			}
+			s.Definitions = handler.PruneDefaults(s.Definitions)
+			return s, etag, nil
+		}))
+		handler.NewOpenAPIServiceLazy(doc).RegisterOpenAPIVersionedService("/openapi/v2", m)
+	}
+	if v3 != nil {
+		service := handler3.NewOpenAPIService()
+		if err := service.RegisterOpenAPIV3VersionedService("/openapi/v3", m); err != nil {
+			return fmt.Errorf("registering /openapi/v3: %w", err)
+		}
+		for _, ws := range c.RegisteredWebServices() {
+			gv := strings.TrimPrefix(ws.RootPath(), "/")
+			service.UpdateGroupVersionLazy(gv, cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
+				s, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), v3)
+				if err != nil {
+					return nil, "", fmt.Errorf("building the OpenAPI v3 document of %s: %w", gv, err)
+				}
+				if group, version, ok := groupVersion(gv); ok {
+					narrowMetaKinds(s, group, version)
+				}
+				return s, etag, nil
+			})))
+		}
+	}
+	return nil
+}
+
+// groupVersion splits "api/v1" and "apis/<group>/<version>".
+func groupVersion(path string) (group, version string, ok bool) {
+	parts := strings.Split(path, "/")
+	switch {
+	case len(parts) == 2 && parts[0] == "api":
+		return "", parts[1], true
+	case len(parts) == 3 && parts[0] == "apis":
+		return parts[1], parts[2], true
+	}
+	return "", "", false
+}
+
+// metaKinds are registered into every group (by metav1.AddToGroupVersion).
+var metaKinds = map[string]bool{"WatchEvent": true, "DeleteOptions": true}
+
+// narrowMetaKinds keeps, as kube-apiserver does in each group version's
+// document, only this group version's and core/v1's entries in the
+// x-kubernetes-group-version-kind of the kinds every group registers
+// (otherwise each document lists them for every group).
+func narrowMetaKinds(s *spec3.OpenAPI, group, version string) {
+	if s == nil || s.Components == nil {
+		return
+	}
+	const ext = "x-kubernetes-group-version-kind"
+	for _, schema := range s.Components.Schemas {
+		if schema == nil {
+			continue
+		}
+		gvks, ok := schema.Extensions[ext].([]any)
+		if !ok || len(gvks) <= 1 {
+			continue
+		}
+		if first, ok := gvks[0].(map[string]any); !ok || !metaKinds[fmt.Sprint(first["kind"])] {
+			continue
+		}
+		var kept []any
+		for _, item := range gvks {
+			m, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			g, gok := m["group"].(string)
+			v, vok := m["version"].(string)
+			if gok && vok && ((g == group && v == version) || (g == "" && v == "v1")) {
+				kept = append(kept, item)
+			}
+		}
+		if len(kept) > 0 {
+			schema.Extensions[ext] = kept
+		} else {
+			delete(schema.Extensions, ext)
+		}
+	}
+}
