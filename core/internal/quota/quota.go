@@ -38,7 +38,8 @@ var coreCounted = map[corev1.ResourceName]bool{
 
 // ResourceOf returns the resource an object count names: count/<resource>
 // [.<group>] or one of the core counted resources. ok is false for
-// anything else (compute resources, which need served pods).
+// anything else (compute and storage, which need served pods and
+// persistent volume claims: see Unserved).
 func ResourceOf(name corev1.ResourceName) (schema.GroupResource, bool) {
 	if coreCounted[name] {
 		return schema.GroupResource{Resource: string(name)}, true
@@ -107,6 +108,9 @@ func Usage(ctx context.Context, count Counter, cluster string, q *corev1.Resourc
 	for name := range q.Spec.Hard {
 		gr, ok := ResourceOf(name)
 		if !ok {
+			if Unserved(name) {
+				used[name] = zero.DeepCopy()
+			}
 			continue
 		}
 		var n int64
