@@ -156,14 +156,17 @@ func (p *parts) installServiceAccounts(inf informers) controller {
 
 // shareRootCA lets the informer of kube-root-ca.crt ConfigMaps (two per
 // workspace) keep one copy of the CA they all publish instead of one per
-// ConfigMap. It replaces the map rather than writing to it: a listed
-// object shares its maps with the watch cache.
+// ConfigMap. It changes a copy: a listed object shares its maps with the
+// watch cache.
 func shareRootCA(ca string) cache.TransformFunc {
 	return func(obj any) (any, error) {
-		if cm, ok := obj.(*corev1.ConfigMap); ok && len(cm.Data) == 1 && cm.Data[serviceaccountcontroller.RootCAKey] == ca {
-			cm.Data = map[string]string{serviceaccountcontroller.RootCAKey: ca}
+		cm, ok := obj.(*corev1.ConfigMap)
+		if !ok || len(cm.Data) != 1 || cm.Data[serviceaccountcontroller.RootCAKey] != ca {
+			return obj, nil
 		}
-		return obj, nil
+		c := *cm
+		c.Data = map[string]string{serviceaccountcontroller.RootCAKey: ca}
+		return &c, nil
 	}
 }
 
