@@ -104,10 +104,13 @@ if [[ ${WS_MEM_BENCH:-1} != 0 ]]; then
 		return 1
 	}
 	wsm_stop() { kill "$WSM_PID" && wait "$WSM_PID" || true; }
-	# wsm_sample prints "<RSS bytes> <live heap bytes>" after a pause.
+	# wsm_sample prints "<RSS> <live heap> <file-backed RSS>" (bytes) after
+	# a pause; the file-backed part is mostly the embedded etcd's
+	# memory-mapped database (and the binary).
 	wsm_sample() {
 		sleep "${1:-5}"
-		echo "$(awk '/^VmRSS/ {print $2 * 1024}' "/proc/$WSM_PID/status") $(wsm_kubectl get --raw '/debug/pprof/heap?gc=1&debug=1' | sed -n 's/^# HeapAlloc = //p')"
+		local st="/proc/$WSM_PID/status"
+		echo "$(awk '/^VmRSS/ {print $2 * 1024}' "$st") $(wsm_kubectl get --raw '/debug/pprof/heap?gc=1&debug=1' | sed -n 's/^# HeapAlloc = //p') $(awk '/^RssFile/ {print $2 * 1024}' "$st")"
 	}
 	kib() { awk -v a="$1" -v b="$2" -v n="$N" 'BEGIN { printf "%.1f KiB", (b - a) / 1024 / n }'; }
 	mib() { awk -v a="$1" 'BEGIN { printf "%.0f MiB", a / 1048576 }'; }
@@ -116,16 +119,20 @@ if [[ ${WS_MEM_BENCH:-1} != 0 ]]; then
 		echo "## memory per Ready workspace, $N workspaces $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo
 		wsm_start
-		read -r rss0 heap0 < <(wsm_sample 5)
+		read -r rss0 heap0 file0 < <(wsm_sample 5)
 		"$ROOT/bin/meshplane-bench" --kubeconfig "$WSM/admin.kubeconfig" --pid "$WSM_PID" --keep \
 			--creates 0 --gets 0 --lists 0 --clusters 0 --workspaces $((N / 2)) --workspace-tree 0 \
 			--bindings 0 --vw-lists 0 --vw-watch-events 0 --vw-large=false | grep -E 'RSS|heap|Ready/s' || true
+		read -r rssb heapb fileb < <(wsm_sample 2)
 		wsm_stop
 		wsm_start
-		read -r rss1 heap1 < <(wsm_sample 30)
-		echo "| server idle before: RSS / live heap | $(mib "$rss0") / $(mib "$heap0") |"
-		echo "| restarted over $N workspaces, at rest: RSS / live heap | $(mib "$rss1") / $(mib "$heap1") |"
-		echo "| at rest: RSS growth per workspace | $(kib "$rss0" "$rss1") |"
+		read -r rss1 heap1 file1 < <(wsm_sample 30)
+		echo "| server idle before: RSS (file-backed) / live heap | $(mib "$rss0") ($(mib "$file0")) / $(mib "$heap0") |"
+		echo "| right after creating $N workspaces: RSS (file-backed) / live heap | $(mib "$rssb") ($(mib "$fileb")) / $(mib "$heapb") |"
+		echo "| after the burst: RSS growth per workspace (file-backed part) | $(kib "$rss0" "$rssb") ($(kib "$file0" "$fileb")) |"
+		echo "| after the burst: live heap growth per workspace | $(kib "$heap0" "$heapb") |"
+		echo "| restarted over $N workspaces, at rest: RSS (file-backed) / live heap | $(mib "$rss1") ($(mib "$file1")) / $(mib "$heap1") |"
+		echo "| at rest: RSS growth per workspace (file-backed part) | $(kib "$rss0" "$rss1") ($(kib "$file0" "$file1")) |"
 		echo "| at rest: live heap growth per workspace | $(kib "$heap0" "$heap1") |"
 		wsm_stop
 	} | tee -a bench-results.md
