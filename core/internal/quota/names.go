@@ -61,6 +61,14 @@ func Unserved(name corev1.ResourceName) bool {
 	return false
 }
 
+// Tracked reports whether Usage reports a usage for name: an object
+// count or an Unserved name. Other names with a "/" (kube's are counted
+// by evaluators of kinds the core does not serve) get none.
+func Tracked(name corev1.ResourceName) bool {
+	_, ok := ResourceOf(name)
+	return ok || Unserved(name)
+}
+
 // integer reports names whose quantities must be whole numbers (kube's
 // "integer resources": object counts, services.*).
 func integer(name corev1.ResourceName) bool {

@@ -106,11 +106,12 @@ func Scope(q *corev1.ResourceQuota) string {
 func Usage(ctx context.Context, count Counter, cluster string, q *corev1.ResourceQuota) (corev1.ResourceList, error) {
 	used := corev1.ResourceList{}
 	for name := range q.Spec.Hard {
+		if !Tracked(name) {
+			continue
+		}
 		gr, ok := ResourceOf(name)
 		if !ok {
-			if Unserved(name) {
-				used[name] = zero.DeepCopy()
-			}
+			used[name] = zero.DeepCopy()
 			continue
 		}
 		var n int64
