@@ -82,8 +82,8 @@ start_cmd=$(printf '%q ' "$ROOT/bin/meshplane" start \
 # meshplane-bench (two runs of half, 1 and 16 clients), with the RSS and the
 # live Go heap after a forced GC per Ready workspace right after the burst;
 # then the core is restarted on the same data and measured again at rest
-# (watch caches refilled by a list: no event history of the burst).
-# WS_MEM_BENCH=0 skips.
+# (watch caches refilled by a list: no event history of the burst),
+# WS_MEM_SETTLE seconds (default 30) after it is ready. WS_MEM_BENCH=0 skips.
 if [[ ${WS_MEM_BENCH:-1} != 0 ]]; then
 	WSM="$DIR/wsmem"
 	N=${WS_MEM_WORKSPACES:-2000}
@@ -126,7 +126,7 @@ if [[ ${WS_MEM_BENCH:-1} != 0 ]]; then
 		read -r rssb heapb fileb < <(wsm_sample 2)
 		wsm_stop
 		wsm_start
-		read -r rss1 heap1 file1 < <(wsm_sample 30)
+		read -r rss1 heap1 file1 < <(wsm_sample "${WS_MEM_SETTLE:-30}")
 		echo "| server idle before: RSS (file-backed) / live heap | $(mib "$rss0") ($(mib "$file0")) / $(mib "$heap0") |"
 		echo "| right after creating $N workspaces: RSS (file-backed) / live heap | $(mib "$rssb") ($(mib "$fileb")) / $(mib "$heapb") |"
 		echo "| after the burst: RSS growth per workspace (file-backed part) | $(kib "$rss0" "$rssb") ($(kib "$file0" "$fileb")) |"
