@@ -6,7 +6,10 @@
 #   a quick smoke run of every phase:
 #   scripts/bench.sh --creates 200 --gets 200 --list-size 200 --clusters 50 \
 #     --workspaces 50 --bindings 5 --vw-large=false --vw-watch-consumers 20
-#   the workspace memory target: scripts/bench.sh --workspaces-10k
+#   the workspace memory target: scripts/bench.sh --workspaces-10k, or the
+#     memory section alone (see WS_MEM_BENCH below): WS_MEM_WORKSPACES=10000 scripts/bench.sh \
+#     --creates 0 --gets 0 --lists 0 --clusters 0 --workspaces 0 --bindings 0 --vw-lists 0 \
+#     --vw-watch-events 0 --vw-large=false --etcd-embedded=false; CORE_BENCH=0 GW_BENCH=0 ...
 #   the accounts phase alone: ACCOUNTS_ORGS=10 ACCOUNTS=50 scripts/bench.sh --creates 0 \
 #     --gets 0 --lists 0 --clusters 0 --workspaces 0 --bindings 0 --vw-lists 0 \
 #     --vw-watch-events 0 --vw-large=false --etcd-embedded=false; GW_BENCH=0 skips the gateway
@@ -72,6 +75,68 @@ start_cmd=$(printf '%q ' "$ROOT/bin/meshplane" start \
 		--etcd-embedded \
 		"$@"
 } | tee bench-results.md
+
+# Memory per Ready workspace with all of the core's machinery running
+# (service accounts, root CA publisher, GC, quota, admission): a fresh core,
+# WS_MEM_WORKSPACES (default 2000) flat workspaces created by
+# meshplane-bench (two runs of half, 1 and 16 clients), with the RSS and the
+# live Go heap after a forced GC per Ready workspace right after the burst;
+# then the core is restarted on the same data and measured again at rest
+# (watch caches refilled by a list: no event history of the burst),
+# WS_MEM_SETTLE seconds (default 30) after it is ready. WS_MEM_BENCH=0 skips.
+if [[ ${WS_MEM_BENCH:-1} != 0 ]]; then
+	WSM="$DIR/wsmem"
+	N=${WS_MEM_WORKSPACES:-2000}
+	P=$(free_port)
+	E=$(free_port "$P")
+	F=$(free_port "$P" "$E")
+	wsm_kubectl() { kubectl --kubeconfig "$WSM/admin.kubeconfig" --context base "$@"; }
+	wsm_start() {
+		"$ROOT/bin/meshplane" start --root-directory "$WSM" --bind-address 127.0.0.1 --secure-port "$P" \
+			--embedded-etcd-client-port "$E" --embedded-etcd-peer-port "$F" ${MESHPLANE_ARGS:-} >>"$DIR/wsmem.log" 2>&1 &
+		WSM_PID=$!
+		for ((i = 0; i < 600; i++)); do
+			wsm_kubectl get --raw /readyz >/dev/null 2>&1 && return 0
+			sleep 0.2
+		done
+		echo "bench.sh: core not ready, log:" >&2
+		tail -20 "$DIR/wsmem.log" >&2
+		return 1
+	}
+	wsm_stop() { kill "$WSM_PID" && wait "$WSM_PID" || true; }
+	# wsm_sample prints "<RSS> <live heap> <file-backed RSS>" (bytes) after
+	# a pause; the file-backed part is mostly the embedded etcd's
+	# memory-mapped database (and the binary).
+	wsm_sample() {
+		sleep "${1:-5}"
+		local st="/proc/$WSM_PID/status"
+		echo "$(awk '/^VmRSS/ {print $2 * 1024}' "$st") $(wsm_kubectl get --raw '/debug/pprof/heap?gc=1&debug=1' | sed -n 's/^# HeapAlloc = //p') $(awk '/^RssFile/ {print $2 * 1024}' "$st")"
+	}
+	kib() { awk -v a="$1" -v b="$2" -v n="$N" 'BEGIN { printf "%.1f KiB", (b - a) / 1024 / n }'; }
+	mib() { awk -v a="$1" 'BEGIN { printf "%.0f MiB", a / 1048576 }'; }
+	{
+		echo
+		echo "## memory per Ready workspace, $N workspaces $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		wsm_start
+		read -r rss0 heap0 file0 < <(wsm_sample 5)
+		"$ROOT/bin/meshplane-bench" --kubeconfig "$WSM/admin.kubeconfig" --pid "$WSM_PID" --keep \
+			--creates 0 --gets 0 --lists 0 --clusters 0 --workspaces $((N / 2)) --workspace-tree 0 \
+			--bindings 0 --vw-lists 0 --vw-watch-events 0 --vw-large=false | grep -E 'RSS|heap|Ready/s' || true
+		read -r rssb heapb fileb < <(wsm_sample 2)
+		wsm_stop
+		wsm_start
+		read -r rss1 heap1 file1 < <(wsm_sample "${WS_MEM_SETTLE:-30}")
+		echo "| server idle before: RSS (file-backed) / live heap | $(mib "$rss0") ($(mib "$file0")) / $(mib "$heap0") |"
+		echo "| right after creating $N workspaces: RSS (file-backed) / live heap | $(mib "$rssb") ($(mib "$fileb")) / $(mib "$heapb") |"
+		echo "| after the burst: RSS growth per workspace (file-backed part) | $(kib "$rss0" "$rssb") ($(kib "$file0" "$fileb")) |"
+		echo "| after the burst: live heap growth per workspace | $(kib "$heap0" "$heapb") |"
+		echo "| restarted over $N workspaces, at rest: RSS (file-backed) / live heap | $(mib "$rss1") ($(mib "$file1")) / $(mib "$heap1") |"
+		echo "| at rest: RSS growth per workspace (file-backed part) | $(kib "$rss0" "$rss1") ($(kib "$file0" "$file1")) |"
+		echo "| at rest: live heap growth per workspace | $(kib "$heap0" "$heap1") |"
+		wsm_stop
+	} | tee -a bench-results.md
+fi
 
 # The core's issue-8 machinery, from Go benchmarks (CORE_BENCH=0 skips):
 # warm service-account token and OIDC JWT authentication (p50/p99 per

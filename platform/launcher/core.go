@@ -31,6 +31,9 @@ func coreComponent(c *Config) Component {
 		"--embedded-etcd-client-port", strconv.Itoa(c.Ports.CoreEtcdClient()),
 		"--embedded-etcd-peer-port", strconv.Itoa(c.Ports.CoreEtcdPeer()),
 	}
+	if c.AuthenticationConfig != "" {
+		args = append(args, "--authentication-config", c.AuthenticationConfig)
+	}
 	if c.DemoUsers {
 		args = append(args, "--token-auth-file", filepath.Join(c.RootDir, demoUsersFile))
 	}

@@ -22,6 +22,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.OperatorTokenTTL, "operator-token-ttl", DefaultOperatorTokenTTL, "Lifetime of the account-operator's ServiceAccount token (at least 10m).")
 	fs.DurationVar(&c.OperatorTokenRefresh, "operator-token-refresh", 0, "Age at which the account-operator's token is replaced (default: 80% of --operator-token-ttl).")
 	operatorArgs := fs.String("account-operator-args", "", "Extra arguments for the account-operator, separated by spaces (e.g. --workers 16 --profiling).")
+	fs.StringVar(&c.AuthenticationConfig, "authentication-config", os.Getenv("AUTHENTICATION_CONFIG"), "AuthenticationConfiguration file (apiserver.config.k8s.io) handed to the core's --authentication-config: OIDC/JWT issuers whose tokens authenticate users, reloaded when the file changes (default $AUTHENTICATION_CONFIG; none by default).")
 	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
 	examples := fs.String("examples", os.Getenv("EXAMPLES"), "Example providers to run too, comma-separated: "+strings.Join(Examples, ", ")+" (default $EXAMPLES; none by default).")
 	fs.StringVar(&c.ExamplesDir, "examples-dir", "", "Directory of the examples' manifests (default: ../examples from the bin directory).")
@@ -32,6 +33,9 @@ func ParseFlags(args []string) (Config, error) {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	c.CoreArgs = strings.Fields(*coreArgs)
+	if err := c.checkAuthenticationConfig(); err != nil {
+		return c, err
+	}
 	for _, e := range strings.Split(*examples, ",") {
 		if e = strings.TrimSpace(e); e != "" && !slices.Contains(c.Examples, e) {
 			c.Examples = append(c.Examples, e)
@@ -58,4 +62,26 @@ func ParseFlags(args []string) (Config, error) {
 		return c, fmt.Errorf("--operator-token-refresh %s must be below --operator-token-ttl %s", c.OperatorTokenRefresh, c.OperatorTokenTTL)
 	}
 	return c, c.Ports.Validate()
+}
+
+// checkAuthenticationConfig makes --authentication-config absolute (the
+// core watches the file for changes) and refuses a path that is not a
+// readable file at once, instead of a core that fails to start.
+func (c *Config) checkAuthenticationConfig() error {
+	if c.AuthenticationConfig == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(c.AuthenticationConfig)
+	if err != nil {
+		return fmt.Errorf("--authentication-config %s: %w", c.AuthenticationConfig, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return fmt.Errorf("--authentication-config: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("--authentication-config %s is not a file", abs)
+	}
+	c.AuthenticationConfig = abs
+	return nil
 }

@@ -27,6 +27,9 @@ type Config struct {
 	BinDir string
 	// DemoUsers creates the local demo users alice and bob.
 	DemoUsers bool
+	// AuthenticationConfig is the core's --authentication-config file
+	// (OIDC/JWT issuers), absolute; empty: none.
+	AuthenticationConfig string
 	// CoreArgs are appended to `meshplane start`.
 	CoreArgs []string
 	// Examples names the example providers to run too (see Examples).

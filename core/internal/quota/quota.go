@@ -38,7 +38,8 @@ var coreCounted = map[corev1.ResourceName]bool{
 
 // ResourceOf returns the resource an object count names: count/<resource>
 // [.<group>] or one of the core counted resources. ok is false for
-// anything else (compute resources, which need served pods).
+// anything else (compute and storage, which need served pods and
+// persistent volume claims: see Unserved).
 func ResourceOf(name corev1.ResourceName) (schema.GroupResource, bool) {
 	if coreCounted[name] {
 		return schema.GroupResource{Resource: string(name)}, true
@@ -105,8 +106,12 @@ func Scope(q *corev1.ResourceQuota) string {
 func Usage(ctx context.Context, count Counter, cluster string, q *corev1.ResourceQuota) (corev1.ResourceList, error) {
 	used := corev1.ResourceList{}
 	for name := range q.Spec.Hard {
+		if !Tracked(name) {
+			continue
+		}
 		gr, ok := ResourceOf(name)
 		if !ok {
+			used[name] = zero.DeepCopy()
 			continue
 		}
 		var n int64

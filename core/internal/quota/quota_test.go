@@ -72,7 +72,7 @@ func TestUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Format(used); got != "count/configmaps=2,count/workspaces.tenancy.kcp.io=1" {
+	if got := Format(used); got != "count/configmaps=2,count/workspaces.tenancy.kcp.io=1,requests.cpu=0" {
 		t.Fatalf("used = %s", got)
 	}
 	for _, s := range scopes {

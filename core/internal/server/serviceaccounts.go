@@ -134,6 +134,7 @@ func (w withInformers) Run(ctx context.Context) {
 
 func (p *parts) installServiceAccounts(inf informers) controller {
 	rootCAs := wildcard.NewFilteredInformer(p.reg.configMaps.Storage, &corev1.ConfigMap{}, "metadata.name="+serviceaccountcontroller.RootCAConfigMap)
+	_ = rootCAs.SetTransform(shareRootCA(string(p.serviceAccounts.caPEM)))
 	issuer := p.config.ServiceAccountIssuer
 	c := serviceaccountcontroller.New(p.reg.serviceAccounts, p.reg.configMaps, p.reg.secrets, p.serviceAccounts.caPEM,
 		func(cluster string, sa *corev1.ServiceAccount, secret *corev1.Secret) (string, error) {
@@ -151,6 +152,22 @@ func (p *parts) installServiceAccounts(inf informers) controller {
 			},
 		})
 	return withInformers{controller: c, informers: []cache.SharedIndexInformer{rootCAs, p.serviceAccounts.tokenSecrets}}
+}
+
+// shareRootCA lets the informer of kube-root-ca.crt ConfigMaps (two per
+// workspace) keep one copy of the CA they all publish instead of one per
+// ConfigMap. It changes a copy: a listed object shares its maps with the
+// watch cache.
+func shareRootCA(ca string) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		cm, ok := obj.(*corev1.ConfigMap)
+		if !ok || len(cm.Data) != 1 || cm.Data[serviceaccountcontroller.RootCAKey] != ca {
+			return obj, nil
+		}
+		c := *cm
+		c.Data = map[string]string{serviceaccountcontroller.RootCAKey: ca}
+		return &c, nil
+	}
 }
 
 // rootCA is the CA published as kube-root-ca.crt: the server's CA, or the

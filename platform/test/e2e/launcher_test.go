@@ -16,6 +16,7 @@ import (
 	"github.com/meshplane/meshplane/platform/launcher"
 	"github.com/meshplane/meshplane/sdk/platformenv"
 	"github.com/meshplane/meshplane/sdk/process"
+	"github.com/meshplane/meshplane/sdk/testing/oidcissuer"
 )
 
 // platform is one running launcher process.
@@ -129,6 +130,40 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// startIssuer starts a real OIDC issuer (discovery and JWKS over TLS on
+// loopback) for the test and writes an AuthenticationConfiguration trusting
+// it into dir: usernames from "sub" prefixed "oidc:", audience meshplane.
+func startIssuer(t *testing.T, dir string) (*oidcissuer.Issuer, string) {
+	t.Helper()
+	srv, err := oidcissuer.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	iss, err := srv.NewIssuer("corp", oidcissuer.ES256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := "      " + strings.ReplaceAll(strings.TrimRight(srv.CAPEM(), "\n"), "\n", "\n      ")
+	config := fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: %s
+    audiences: [meshplane]
+    certificateAuthority: |
+%s
+  claimMappings:
+    username: {claim: sub, prefix: "oidc:"}
+    groups: {claim: groups, prefix: "oidc:"}
+`, iss.URL, ca)
+	file := filepath.Join(dir, "authentication.yaml")
+	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return iss, file
+}
+
 // TestLauncher runs two independent platforms side by side, refuses a third
 // on a taken port range, and restarts one with its data intact.
 func TestLauncher(t *testing.T) {
@@ -211,12 +246,22 @@ func TestLauncher(t *testing.T) {
 	// The bootstrap is idempotent: a restart rewrites nothing.
 	bootstrapped := bootstrapVersions(t, kubeconfig, envA["CORE_URL"])
 
-	// A second copy beside the first shares nothing with it.
+	// A second copy beside the first shares nothing with it. It trusts
+	// an OIDC issuer (--authentication-config, make run's
+	// AUTHENTICATION_CONFIG): the issuer's users reach its core.
+	issuer, authConfig := startIssuer(t, tmp)
 	baseB := freeBase(t)
-	b := startPlatform(t, rootB, baseB)
+	b := startPlatform(t, rootB, baseB, "--authentication-config", authConfig)
 	envB := b.waitReady(t)
 	if out, err := kubectl(t, envB["KUBECONFIG"], "get", "namespace", "kept"); err == nil || !strings.Contains(out, "NotFound") {
 		t.Errorf("the second platform sees the first one's namespace (err %v): %s", err, out)
+	}
+	jwt := issuer.Token(oidcissuer.Claims{"sub": "dana", "aud": "meshplane", "groups": []string{"ops"}}, time.Hour)
+	if out := mustKubectl(t, envB["KUBECONFIG"], "--context", "root", "--token", jwt, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "oidc:dana" {
+		t.Errorf("an OIDC user of --authentication-config authenticates as %q, want oidc:dana", out)
+	}
+	if out, err := kubectl(t, kubeconfig, "--context", "root", "--token", jwt, "auth", "whoami"); err == nil || !strings.Contains(out, "You must be logged in") {
+		t.Errorf("the first platform (no --authentication-config) accepted the OIDC token (err %v): %s", err, out)
 	}
 
 	// A third on the first one's ports fails at once, saying why.

@@ -188,6 +188,18 @@ func (s *Suite) rss(ctx context.Context, rep *bench.Report, key, figure string, 
 	return bench.SampleRSS(ctx, rep, s.o.PID, wait, key, figure)
 }
 
+// liveHeap forces a garbage collection in the server and returns its live
+// Go heap; ok is false (the failure logged) where the server does not
+// serve its heap profile to this user.
+func (s *Suite) liveHeap(ctx context.Context) (v int64, ok bool) {
+	v, err := bench.ReadLiveHeap(ctx, s.t.HTTP, s.t.Base)
+	if err != nil {
+		s.o.Logf("no live heap figure: %v", err)
+		return 0, false
+	}
+	return v, true
+}
+
 // ensureWorkspaceWatch makes sure the workspaces of parent are watched,
 // marking "<parent>:<name>" ready in the tracker when a Workspace reaches
 // phase Ready.

@@ -107,26 +107,58 @@ func (s *Suite) addSpan(rep *bench.Report, key, detail string, span Span, res be
 func (s *Suite) phaseFlat(parent context.Context, rep *bench.Report, org, prefix string, n, workers int, rss bool) error {
 	ctx, cancel := context.WithTimeout(parent, s.o.PhaseTimeout)
 	defer cancel()
-	var before int64
+	var before memory
 	if rss {
-		v, err := s.rss(ctx, rep, "", "", true)
+		m, err := s.memory(ctx)
 		if err != nil {
 			return err
 		}
-		before = v
+		before = m
 	}
 	key := fmt.Sprintf("workspaces_flat_%dc", workers)
 	detail := fmt.Sprintf("%d flat, %s", n, clientsLabel(workers))
 	span, err := s.createFlat(ctx, rep, org, prefix, n, workers, key, detail)
 	if rss && span.Ready > 0 {
-		after, rerr := s.rss(ctx, rep, "rss_after_flat_workspaces_mib", fmt.Sprintf("server RSS after flat workspaces (%s)", detail), true)
-		if rerr != nil {
-			return errors.Join(err, rerr)
-		}
-		rep.Add("rss_per_workspace_kib", fmt.Sprintf("server RSS growth per Ready workspace (%s)", detail),
-			float64(after-before)/1024/float64(span.Ready), bench.UnitKiB)
+		err = errors.Join(err, s.memoryGrowth(ctx, rep, "flat_workspaces", "after flat workspaces", detail, before, span.Ready))
 	}
 	return err
+}
+
+// memory is the server's RSS and, where it serves its heap profile, its
+// live Go heap after a forced garbage collection.
+type memory struct {
+	rss, heap int64
+	heapOK    bool
+}
+
+// memory samples the server's memory after Settle.
+func (s *Suite) memory(ctx context.Context) (memory, error) {
+	rss, err := s.rss(ctx, nil, "", "", true)
+	if err != nil {
+		return memory{}, err
+	}
+	heap, ok := s.liveHeap(ctx)
+	return memory{rss: rss, heap: heap, heapOK: ok}, nil
+}
+
+// memoryGrowth samples the server's memory again and records it and its
+// growth per Ready workspace since before: RSS (what the process holds,
+// garbage not yet collected included) and the live heap after a forced
+// garbage collection (what the workspaces' objects and state take).
+func (s *Suite) memoryGrowth(ctx context.Context, rep *bench.Report, key, when, detail string, before memory, ready int) error {
+	after, err := s.memory(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Add("rss_"+key+"_mib", fmt.Sprintf("server RSS %s (%s)", when, detail), bench.MiB(after.rss), bench.UnitMiB)
+	rep.Add("rss_per_workspace_"+key+"_kib", fmt.Sprintf("server RSS growth per Ready workspace (%s)", detail),
+		float64(after.rss-before.rss)/1024/float64(ready), bench.UnitKiB)
+	if before.heapOK && after.heapOK {
+		rep.Add("heap_"+key+"_mib", fmt.Sprintf("server live heap after GC %s (%s)", when, detail), bench.MiB(after.heap), bench.UnitMiB)
+		rep.Add("heap_per_workspace_"+key+"_kib", fmt.Sprintf("server live heap growth per Ready workspace, after GC (%s)", detail),
+			float64(after.heap-before.heap)/1024/float64(ready), bench.UnitKiB)
+	}
+	return nil
 }
 
 // phaseTree creates TreeSize workspaces as a tree with Workers clients
@@ -231,12 +263,19 @@ func (s *Suite) phaseLarge(parent context.Context, rep *bench.Report, org string
 	defer cancel()
 	n := s.o.Large
 	detail := fmt.Sprintf("%d flat, %s", n, clientsLabel(s.o.Workers))
+	var before memory
+	if s.o.PID > 0 {
+		m, err := s.memory(ctx)
+		if err != nil {
+			return err
+		}
+		before = m
+	}
 	span, err := s.createFlat(ctx, rep, org, "x-", n, s.o.Workers, fmt.Sprintf("workspaces_flat_%d", n), detail)
 	if s.o.PID > 0 && span.Ready > 0 {
 		live := s.live()
-		_, rerr := s.rss(ctx, rep, "rss_after_large_workspaces_mib",
-			fmt.Sprintf("server RSS with %d Ready benchmark workspaces (%d in the last run; target: 10,000 under 2 GiB)", live, span.Ready), true)
-		err = errors.Join(err, rerr)
+		err = errors.Join(err, s.memoryGrowth(ctx, rep, "large_workspaces",
+			fmt.Sprintf("with %d Ready benchmark workspaces (target: 10,000 under 2 GiB)", live), detail, before, span.Ready))
 	}
 	return err
 }

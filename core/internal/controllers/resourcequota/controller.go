@@ -101,8 +101,8 @@ func (c *Controller) Changed(cluster string, gr schema.GroupResource, namespace 
 }
 
 // needsCount is the KeysFunc of quota events: a quota is recounted when
-// its spec.hard is not yet mirrored in its status or a name lacks usage,
-// not on every status write (admission's charges would race a recount).
+// its spec.hard is not yet mirrored in its status or a name it counts
+// lacks usage, not on every status write (admission's charges would race a recount).
 func needsCount(obj any) []runner.Key {
 	q, ok := obj.(*corev1.ResourceQuota)
 	if !ok {
@@ -112,7 +112,7 @@ func needsCount(obj any) []runner.Key {
 		return runner.ObjectKeys(q)
 	}
 	for name := range q.Spec.Hard {
-		if _, ok := q.Status.Used[name]; !ok {
+		if _, ok := q.Status.Used[name]; !ok && quota.Tracked(name) {
 			return runner.ObjectKeys(q)
 		}
 	}

@@ -90,6 +90,7 @@ func newStore(r resource, opts generic.RESTOptionsGetter) (*genericregistry.Stor
 		nameFn:         r.nameFn,
 		defaults:       r.defaults,
 		validate:       r.validate,
+		validateSpec:   r.validateSpec,
 		onCreate:       r.onCreate,
 		validateUpdate: r.validateUpdate,
 		apiVersion:     r.gv.String(),

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/meshplane/meshplane/core/internal/quota"
 )
 
 // resource describes one built-in resource served in every cluster.
@@ -41,8 +43,12 @@ type resource struct {
 	nameFn      apivalidation.ValidateNameFunc
 	defaults    func(obj runtime.Object)
 	validate    func(obj runtime.Object) field.ErrorList
-	fields      func(obj runtime.Object) fields.Set
-	columns     []column
+	// validateSpec checks the spec on creates and updates but not on
+	// status writes, which keep the stored spec (one stored before a
+	// rule was added must not block them).
+	validateSpec func(obj runtime.Object) field.ErrorList
+	fields       func(obj runtime.Object) fields.Set
+	columns      []column
 	// onCreate fills in what the server sets on create (after defaults).
 	onCreate func(ctx context.Context, obj runtime.Object)
 	// validateUpdate checks transitions (immutable fields).
@@ -117,7 +123,10 @@ var resources = []resource{
 		newFunc: func() runtime.Object { return &corev1.LimitRange{} }, newList: func() runtime.Object { return &corev1.LimitRangeList{} }},
 	{gv: corev1.SchemeGroupVersion, plural: "resourcequotas", singular: "resourcequota", kind: "ResourceQuota", namespaced: true,
 		shortNames: []string{"quota"}, hasStatus: true, nameFn: apivalidation.NameIsDNSSubdomain,
-		newFunc: func() runtime.Object { return &corev1.ResourceQuota{} }, newList: func() runtime.Object { return &corev1.ResourceQuotaList{} }},
+		newFunc: func() runtime.Object { return &corev1.ResourceQuota{} }, newList: func() runtime.Object { return &corev1.ResourceQuotaList{} },
+		validateSpec: func(obj runtime.Object) field.ErrorList {
+			return quota.ValidateHard(obj.(*corev1.ResourceQuota).Spec.Hard, field.NewPath("spec", "hard"))
+		}},
 
 	{gv: rbacv1.SchemeGroupVersion, plural: "roles", singular: "role", kind: "Role", namespaced: true,
 		nameFn:  path.ValidatePathSegmentName,

@@ -36,6 +36,8 @@ type strategy struct {
 	defaults func(obj runtime.Object)
 	// validate checks the kind's own fields.
 	validate func(obj runtime.Object) field.ErrorList
+	// validateSpec: see resource.
+	validateSpec func(obj runtime.Object) field.ErrorList
 	// onCreate and validateUpdate: see resource.
 	onCreate       func(ctx context.Context, obj runtime.Object)
 	validateUpdate func(obj, old runtime.Object) field.ErrorList
@@ -92,6 +94,9 @@ func (s *strategy) Validate(ctx context.Context, obj runtime.Object) field.Error
 	errs := apivalidation.ValidateObjectMetaAccessor(m, s.namespaced, s.nameFn, field.NewPath("metadata"))
 	if s.validate != nil {
 		errs = append(errs, s.validate(obj)...)
+	}
+	if s.validateSpec != nil && !s.statusOnly {
+		errs = append(errs, s.validateSpec(obj)...)
 	}
 	return errs
 }

@@ -19,6 +19,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -170,6 +171,10 @@ func TestCreateValidation(t *testing.T) {
 			[]string{"subjects[0].namespace", "subjects[1].kind"}},
 		{"csr without request and signer", certificatesv1.SchemeGroupVersion, "certificatesigningrequests", "",
 			&certificatesv1.CertificateSigningRequest{ObjectMeta: om("csr")}, []string{"spec.request", "spec.signerName"}},
+		{"resourcequota of counts and compute", core, "resourcequotas", "default", &corev1.ResourceQuota{ObjectMeta: nsom("q"),
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/widgets.example.com": apiresource.MustParse("2"), "requests.cpu": apiresource.MustParse("500m")}}}, nil},
+		{"resourcequota of an unknown name", core, "resourcequotas", "default", &corev1.ResourceQuota{ObjectMeta: nsom("q"),
+			Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"foo": apiresource.MustParse("1")}}}, []string{"spec.hard[foo]"}},
 		{"valid workspace", tenant, "workspaces", "", &tenancyv1alpha1.Workspace{ObjectMeta: om("team-a")}, nil},
 		{"workspace name with a dot", tenant, "workspaces", "", &tenancyv1alpha1.Workspace{ObjectMeta: om("team.a")}, []string{"metadata.name"}},
 		{"workspace name over 63 characters", tenant, "workspaces", "", &tenancyv1alpha1.Workspace{ObjectMeta: om(strings.Repeat("a", 64))},
@@ -344,6 +349,26 @@ func TestStatusIsWrittenThroughItsSubresource(t *testing.T) {
 	if status.Spec.URL != "https://old" || status.Status.Phase != corev1alpha1.LogicalClusterPhaseReady || status.Generation != 1 {
 		t.Errorf("update of workspaces/status: url %q phase %q generation %d; want the stored spec, the new status, generation 1",
 			status.Spec.URL, status.Status.Phase, status.Generation)
+	}
+}
+
+// TestQuotaStatusKeepsStoredSpec: a status write carries the stored spec,
+// which is not validated again (a spec stored before a rule existed must
+// not block the quota's status).
+func TestQuotaStatusKeepsStoredSpec(t *testing.T) {
+	s := newTestStorage(t)
+	old := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "default", UID: "u", ResourceVersion: "1"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"foo": apiresource.MustParse("1")}}}
+	status := old.DeepCopy()
+	status.Status.Used = corev1.ResourceList{"foo": apiresource.MustParse("0")}
+	if err := rest.BeforeUpdate(store(t, s, core, "resourcequotas/status").UpdateStrategy, requestContext("default"), status, old); err != nil {
+		t.Errorf("status write of a quota whose stored spec predates validation: %v, want accepted", err)
+	}
+	spec := old.DeepCopy()
+	spec.Spec.Hard["configmaps"] = apiresource.MustParse("1")
+	err := rest.BeforeUpdate(store(t, s, core, "resourcequotas").UpdateStrategy, requestContext("default"), spec, old)
+	if got := invalidFields(t, "update of the quota's spec", err); !slices.Equal(got, []string{"spec.hard[foo]"}) {
+		t.Errorf("update of the quota's spec: refused fields %v (err %v), want [spec.hard[foo]]", got, err)
 	}
 }
 

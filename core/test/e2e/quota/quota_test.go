@@ -125,6 +125,29 @@ func TestCoreCountedResources(t *testing.T) {
 	framework.RequireContains(t, r.Status(t).Message, "exceeded quota", "message of the 403 Status")
 }
 
+// TestUnservedResources: compute, storage and Service-type names are
+// counted on Kubernetes from pods, claims and services, which the core
+// does not serve: their usage is 0 (as kube reports it with none of them),
+// and names kube does not know are refused as kube-apiserver refuses them.
+func TestUnservedResources(t *testing.T) {
+	s := server(t)
+	cluster, k := s.NewCluster(t, "e2e-quota-unserved")
+	k.Run(t, "create", "namespace", ns)
+	k.Run(t, "create", "quota", "compute", "-n", ns,
+		"--hard=requests.cpu=1,limits.memory=1Gi,requests.storage=10Gi,services.loadbalancers=1,pods=2,services=2,configmaps=100")
+	for _, name := range []string{"requests.cpu", "limits.memory", "requests.storage", "services.loadbalancers", "pods", "services"} {
+		waitUsed(t, k, ns, "compute", name, "0")
+	}
+	waitUsed(t, k, ns, "compute", "configmaps", "1") // kube-root-ca.crt
+
+	out, stderr, err := k.RunErr(t, "create", "quota", "bad", "-n", ns, "--hard=foo=1")
+	framework.RequireFails(t, out, stderr, err, "a quota of an unknown resource", "must be a standard resource for quota")
+	r := s.AdminRequest(t, "POST", fmt.Sprintf("/clusters/%s/api/v1/namespaces/%s/resourcequotas", cluster, ns),
+		framework.MustJSON(t, map[string]any{"apiVersion": "v1", "kind": "ResourceQuota", "metadata": map[string]any{"name": "neg"},
+			"spec": map[string]any{"hard": map[string]any{"count/configmaps": "-1"}}}))
+	framework.RequireStatus(t, r, "a quota with a negative count", 422, "Invalid")
+}
+
 // TestCustomResourceQuota: count/<resource>.<group> of a CRD kind.
 func TestCustomResourceQuota(t *testing.T) {
 	s := server(t)
