@@ -15,8 +15,10 @@ import (
 	"slices"
 	"sync"
 
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -59,6 +61,8 @@ type Clients struct {
 	Bindings        client.Writer[*rbacv1.ClusterRoleBinding]
 	Workspaces      client.Reader[*tenancyv1alpha1.Workspace]
 	Types           client.Reader[*tenancyv1alpha1.WorkspaceType]
+	Slices          client.Client[*apisv1alpha1.APIExportEndpointSlice]
+	Reviews         *Remote[*authorizationv1.SubjectAccessReview]
 }
 
 // Pick chooses the shard for a new workspace: one matching the
@@ -137,10 +141,20 @@ func (s *Shards) ClientsFor(baseURL string) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
+	slices, err := NewRemote[*apisv1alpha1.APIExportEndpointSlice](cfg, apisv1alpha1.SchemeGroupVersion.WithResource("apiexportendpointslices"),
+		func() *apisv1alpha1.APIExportEndpointSlice { return &apisv1alpha1.APIExportEndpointSlice{} })
+	if err != nil {
+		return nil, err
+	}
+	reviews, err := NewRemote[*authorizationv1.SubjectAccessReview](cfg, authorizationv1.SchemeGroupVersion.WithResource("subjectaccessreviews"),
+		func() *authorizationv1.SubjectAccessReview { return &authorizationv1.SubjectAccessReview{} })
+	if err != nil {
+		return nil, err
+	}
 	if s.clients == nil {
 		s.clients = map[string]*Clients{}
 	}
-	c := &Clients{LogicalClusters: lcs, Bindings: crbs, Workspaces: wss, Types: types}
+	c := &Clients{LogicalClusters: lcs, Bindings: crbs, Workspaces: wss, Types: types, Slices: slices, Reviews: reviews}
 	s.clients[baseURL] = c
 	return c, nil
 }
