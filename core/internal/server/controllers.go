@@ -28,8 +28,8 @@ import (
 	workspacecontroller "github.com/meshplane/meshplane/core/internal/controllers/workspace"
 	"github.com/meshplane/meshplane/core/internal/controllers/workspacetype"
 	"github.com/meshplane/meshplane/core/internal/crd"
-	"github.com/meshplane/meshplane/core/internal/sharding"
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
+	"github.com/meshplane/meshplane/core/internal/sharding"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 

@@ -39,11 +39,11 @@ type Kind struct {
 // (exports, schemas), endpoint slices (each shard adds its URL) and
 // WorkspaceTypes (lifecycle virtual workspace URLs).
 var (
-	LogicalClusters  = Kind{corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"), func() runtime.Object { return &corev1alpha1.LogicalCluster{} }}
-	APIExports       = Kind{apisv1alpha2.SchemeGroupVersion.WithResource("apiexports"), func() runtime.Object { return &apisv1alpha2.APIExport{} }}
+	LogicalClusters    = Kind{corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"), func() runtime.Object { return &corev1alpha1.LogicalCluster{} }}
+	APIExports         = Kind{apisv1alpha2.SchemeGroupVersion.WithResource("apiexports"), func() runtime.Object { return &apisv1alpha2.APIExport{} }}
 	APIResourceSchemas = Kind{apisv1alpha1.SchemeGroupVersion.WithResource("apiresourceschemas"), func() runtime.Object { return &apisv1alpha1.APIResourceSchema{} }}
-	EndpointSlices   = Kind{apisv1alpha1.SchemeGroupVersion.WithResource("apiexportendpointslices"), func() runtime.Object { return &apisv1alpha1.APIExportEndpointSlice{} }}
-	WorkspaceTypes   = Kind{tenancyv1alpha1.SchemeGroupVersion.WithResource("workspacetypes"), func() runtime.Object { return &tenancyv1alpha1.WorkspaceType{} }}
+	EndpointSlices     = Kind{apisv1alpha1.SchemeGroupVersion.WithResource("apiexportendpointslices"), func() runtime.Object { return &apisv1alpha1.APIExportEndpointSlice{} }}
+	WorkspaceTypes     = Kind{tenancyv1alpha1.SchemeGroupVersion.WithResource("workspacetypes"), func() runtime.Object { return &tenancyv1alpha1.WorkspaceType{} }}
 )
 
 var replicated = []Kind{LogicalClusters, APIExports, APIResourceSchemas, EndpointSlices, WorkspaceTypes}

@@ -42,7 +42,7 @@ type Controller struct {
 	exportInformer cache.SharedIndexInformer
 	sliceInformer  cache.SharedIndexInformer
 
-	others       *Others
+	others *Others
 
 	identity     *identityReconciler
 	defaultSlice *defaultSliceReconciler
