@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshplane/meshplane/platform/launcher"
+	"github.com/meshplane/meshplane/sdk/testing/framework"
+)
+
+// TestLauncherShards runs `make run SHARDS=2`: shard b and the front proxy
+// on the range's last offsets, platform.env's KUBECONFIG on the proxy,
+// through which kubectl and kubectl ws reach workspaces on both shards.
+func TestLauncherShards(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "sharded")
+	base := freeBase(t)
+	p := startPlatform(t, root, base, "--shards", "2")
+	env := p.waitReady(t)
+
+	kubeconfig := filepath.Join(root, "front-proxy", "admin.kubeconfig")
+	framework.RequireEqual(t, env["KUBECONFIG"], kubeconfig, "platform.env KUBECONFIG")
+	framework.RequireEqual(t, env["FRONT_PROXY_URL"], fmt.Sprintf("https://127.0.0.1:%d", base+19), "platform.env FRONT_PROXY_URL")
+	framework.RequireEqual(t, env["SHARD_B_URL"], fmt.Sprintf("https://127.0.0.1:%d", base+16), "platform.env SHARD_B_URL")
+	ports, err := listeningPorts(p.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, port := range ports {
+		if port < base || port >= base+launcher.PortRange {
+			t.Errorf("the platform listens on port %d, outside its range %d..%d (all: %v)", port, base, base+launcher.PortRange-1, ports)
+		}
+	}
+	if !strings.Contains(fmt.Sprint(ports), fmt.Sprint(base+19)) {
+		t.Errorf("nothing listens on the front proxy's port %d (all: %v)", base+19, ports)
+	}
+
+	// Every server of the kubeconfig is the proxy.
+	for _, server := range strings.Fields(mustKubectl(t, kubeconfig, "config", "view", "-o", `jsonpath={range .clusters[*]}{.cluster.server}{" "}{end}`)) {
+		if server != env["FRONT_PROXY_URL"] && !strings.HasPrefix(server, env["FRONT_PROXY_URL"]+"/") {
+			t.Errorf("kubeconfig server %s is not on the front proxy", server)
+		}
+	}
+	framework.RequireEqual(t, mustKubectl(t, kubeconfig, "get", "shards", "-o", "jsonpath={.items[*].metadata.name}"), "b root", "shards")
+	mustKubectl(t, kubeconfig, "label", "shard", "b", "shard=b")
+	if out := mustKubectl(t, kubeconfig, "--context", "alice", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "alice" {
+		t.Errorf("alice's context through the proxy authenticates as %q", out)
+	}
+
+	// A workspace on shard b, entered with kubectl ws through the proxy.
+	k := framework.PluginKubectl(t, kubeconfig, "root", "")
+	k.RunStdin(t, framework.PinnedWorkspace("onb", "b", ""), "apply", "-f", "-")
+	cluster, shard := framework.WaitWorkspaceReady(t, k, "onb")
+	framework.RequireEqual(t, shard, "b", "shard of root:onb")
+	framework.RequireContains(t, k.WS(t, "use", "onb"), `"root:onb"`, "kubectl ws use onb")
+	k.Run(t, "create", "configmap", "through-the-proxy")
+	// The configmap is on shard b (the root shard's admin kubeconfig
+	// trusts b: the shards share their CA).
+	framework.Eventually(t, 30*time.Second, 500*time.Millisecond, "the configmap on shard b", func() (bool, string) {
+		out, err := kubectl(t, filepath.Join(root, "admin.kubeconfig"), "--context", "shard-base", "--server", env["SHARD_B_URL"]+"/clusters/"+cluster,
+			"get", "configmap", "through-the-proxy", "-o", "name")
+		return err == nil && out == "configmap/through-the-proxy", out
+	})
+	k.WS(t, "..")
+	framework.RequireEqual(t, k.CurrentWorkspace(t), "root", "kubectl ws .. from root:onb")
+	p.stop(t)
+}
