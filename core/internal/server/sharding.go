@@ -98,6 +98,12 @@ func (p *parts) newSharding() error {
 // shard.
 func (p *parts) typesElsewhere(ctx context.Context, path, name string) (*tenancyv1alpha1.WorkspaceType, error) {
 	s := p.sharding.shards
+	// The replica first; a type made a moment ago is read where it is.
+	if cluster, _, ok := s.Others().Resolve(path); ok {
+		if o, _, ok := s.Others().Get(sharding.WorkspaceTypes, cluster, name); ok {
+			return o.DeepCopyObject().(*tenancyv1alpha1.WorkspaceType), nil
+		}
+	}
 	if path == clusters.Root && !p.isRootShard() {
 		// root's built-in types, the common case: one read on the root shard.
 		return s.WorkspaceType(ctx, path, name)

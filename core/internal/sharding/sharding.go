@@ -4,8 +4,11 @@
 // workspace lands on and registers a non-root shard in root.
 //
 // Controllers stay shard-unaware where they can: the workspace controller
-// asks Pick for a shard and gets clients for it (ClientsFor); requests
-// are always sent to the shard's own API, never through a front proxy.
+// asks Pick for a shard and gets clients for it (ClientsFor); readers fall
+// back to the replicas of the other shards' objects (Others,
+// WithReplicas); permission checks in another shard's clusters are asked
+// there (Authorizer). Requests are always sent to the shard's own API,
+// never through a front proxy.
 package sharding
 
 import (
