@@ -4,7 +4,8 @@
 // shard, each shard's URL in the export's endpoint slice, a
 // multicluster-runtime controller (kcp's multicluster-provider) that
 // follows every URL of the slice, and the lifecycle virtual workspaces of
-// a WorkspaceType on every shard.
+// a WorkspaceType on every shard, and a restarted proxy that routes every
+// workspace again.
 package sharing
 
 import (
@@ -77,4 +78,5 @@ func TestAcrossShards(t *testing.T) {
 	sh := framework.StartShards(t)
 	t.Run("APIBinding", func(t *testing.T) { testAPIBinding(t, sh) })
 	t.Run("LifecycleVirtualWorkspaces", func(t *testing.T) { testLifecycle(t, sh) })
+	t.Run("ProxyRestart", func(t *testing.T) { testProxyRestart(t, sh) })
 }
