@@ -29,16 +29,22 @@ func (r *endpointsReconciler) ownURL(exportCluster, exportName string) string {
 	return r.externalURL + "/services/apiexport/" + exportCluster + "/" + exportName
 }
 
-// withOwnURL returns endpoints with this shard's URL present or not, the
-// other shards' URLs kept in their order.
+// withOwnURL returns endpoints with this shard's URL present or not: the
+// order of the URLs already there is kept (shards writing in turn must
+// not reorder each other's), a new URL goes last.
 func withOwnURL(endpoints []apisv1alpha1.APIExportEndpoint, own string, present bool) []apisv1alpha1.APIExportEndpoint {
 	var out []apisv1alpha1.APIExportEndpoint
+	found := false
 	for _, e := range endpoints {
-		if e.URL != own {
+		switch {
+		case e.URL != own:
 			out = append(out, e)
+		case present && !found:
+			out = append(out, e)
+			found = true
 		}
 	}
-	if present {
+	if present && !found {
 		out = append(out, apisv1alpha1.APIExportEndpoint{URL: own})
 	}
 	return out
@@ -52,7 +58,9 @@ func (r *endpointsReconciler) reconcileOther(ctx context.Context, cluster string
 		return nil
 	}
 	own := r.ownURL(exportCluster, slice.Spec.APIExport.Name)
-	present := slice.Spec.Partition == "" && r.bound(exportCluster, slice.Spec.APIExport.Name)
+	// Without the export the slice's shard drops every URL: so does this one.
+	present := slice.Spec.Partition == "" && r.bound(exportCluster, slice.Spec.APIExport.Name) &&
+		r.exportExists(ctx, exportCluster, slice.Spec.APIExport.Name)
 	want := slice.DeepCopy()
 	want.Status.APIExportEndpoints = withOwnURL(slice.Status.APIExportEndpoints, own, present)
 	if equality.Semantic.DeepEqual(want.Status.APIExportEndpoints, slice.Status.APIExportEndpoints) {

@@ -130,18 +130,22 @@ func TestEndpointsOfSeveralShards(t *testing.T) {
 		bound       bool
 		have, want  []string
 		wantNoWrite bool
+		gone        bool
 	}{
 		{name: "bound here: added after the other shard's", bound: true, have: []string{other}, want: []string{other, mine}},
 		{name: "no consumer here: removed, the other kept", have: []string{mine, other}, want: []string{other}},
 		{name: "remote slice, bound here: added", remote: true, bound: true, have: []string{other}, want: []string{other, mine}},
 		{name: "remote slice, no consumer: removed", remote: true, have: []string{other, mine}, want: []string{other}},
 		{name: "remote slice, up to date: no write", remote: true, bound: true, have: []string{other, mine}, wantNoWrite: true},
+		{name: "bound here, listed first: order kept", bound: true, have: []string{mine, other}, want: []string{mine, other}},
+		{name: "remote slice, listed first: order kept, no write", remote: true, bound: true, have: []string{mine, other}, wantNoWrite: true},
+		{name: "remote slice, export gone: removed", remote: true, bound: true, gone: true, have: []string{mine}, want: nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var written *apisv1alpha1.APIExportEndpointSlice
 			r := &endpointsReconciler{
 				exportCluster: func(_, _ string) string { return "provider" },
-				exportExists:  func(context.Context, string, string) bool { return true },
+				exportExists:  func(context.Context, string, string) bool { return !tt.gone },
 				bound:         func(string, string) bool { return tt.bound },
 				updateStatus: func(_ context.Context, _ string, s *apisv1alpha1.APIExportEndpointSlice) error {
 					written = s
