@@ -165,7 +165,8 @@ func (p *parts) otherSlices() *apiexportcontroller.Others {
 	shards := p.sharding.shards
 	others := shards.Others()
 	return &apiexportcontroller.Others{
-		Slices: others.Source(sharding.EndpointSlices),
+		Slices:  others.Source(sharding.EndpointSlices),
+		Exports: others.Source(sharding.APIExports),
 		List: func() []*apisv1alpha1.APIExportEndpointSlice {
 			var out []*apisv1alpha1.APIExportEndpointSlice
 			for _, objs := range others.List(sharding.EndpointSlices) {

@@ -51,8 +51,9 @@ type Controller struct {
 
 // Others are the slices of the other shards and how to reach them.
 type Others struct {
-	// Slices sends the events of the other shards' slices.
-	Slices runner.Source
+	// Slices and Exports send the events of the other shards' slices
+	// and exports.
+	Slices, Exports runner.Source
 	// List lists them, Get reads one (the replica's copy) and the shard it is on.
 	List func() []*apisv1alpha1.APIExportEndpointSlice
 	Get  func(cluster, name string) (*apisv1alpha1.APIExportEndpointSlice, string, bool)
@@ -121,8 +122,17 @@ func (c *Controller) Run(ctx context.Context) {
 	slices := runner.New("apiexportendpointslice", 2, c.reconcileSlice)
 	_ = exports.EnqueueFrom(c.exportInformer, runner.ObjectKeys)
 	_ = slices.EnqueueFrom(c.sliceInformer, runner.ObjectKeys)
+	// An export that comes or goes concerns the slices pointing at it.
+	sliceKeys := func(obj any) []runner.Key {
+		if e, ok := obj.(*apisv1alpha2.APIExport); ok {
+			return c.slicesOf(e.Annotations[clusters.Annotation], e.Name)
+		}
+		return nil
+	}
+	_ = slices.EnqueueFrom(c.exportInformer, sliceKeys)
 	if c.others != nil {
 		_ = slices.EnqueueFrom(c.others.Slices, runner.ObjectKeys)
+		_ = slices.EnqueueFrom(c.others.Exports, sliceKeys)
 	}
 	c.consumers.OnChange(func(exportCluster, exportName string) {
 		for _, k := range c.slicesOf(exportCluster, exportName) {
