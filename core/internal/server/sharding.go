@@ -144,7 +144,7 @@ func shardItems(obj runtime.Object) ([]corev1alpha1.Shard, error) {
 
 // replicateOtherShards runs the replicas of the other shards (after the
 // registration in root); on the root shard, a change of the Shards makes
-// them look at once.
+// them look at once; another shard waits for their first sync.
 func (p *parts) replicateOtherShards(ctx context.Context, inf informers) {
 	others := p.sharding.shards.Others()
 	if p.isRootShard() {
@@ -157,6 +157,16 @@ func (p *parts) replicateOtherShards(ctx context.Context, inf informers) {
 		go shards.RunWithContext(ctx)
 	}
 	go others.Run(ctx)
+	if p.isRootShard() {
+		return
+	}
+	// Another shard is ready once it sees root's objects (exports to bind,
+	// types): a bounded wait, root answered the registration already.
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if !cache.WaitForCacheSync(wait.Done(), others.HasSynced) {
+		klog.FromContext(ctx).Info("The replicas of the other shards did not sync within a minute; serving anyway")
+	}
 }
 
 // otherSlices are the endpoint slices of the other shards for the

@@ -37,7 +37,7 @@ type Kind struct {
 // The kinds every shard replicates from the others (docs/sharding.md):
 // LogicalClusters (paths and children), the objects an APIBinding needs
 // (exports, schemas), endpoint slices (each shard adds its URL) and
-// WorkspaceTypes (lifecycle virtual workspace URLs).
+// WorkspaceTypes (types of workspaces made elsewhere).
 var (
 	LogicalClusters    = Kind{corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"), func() runtime.Object { return &corev1alpha1.LogicalCluster{} }}
 	APIExports         = Kind{apisv1alpha2.SchemeGroupVersion.WithResource("apiexports"), func() runtime.Object { return &apisv1alpha2.APIExport{} }}
@@ -67,6 +67,8 @@ type Others struct {
 	changed  chan struct{}
 	// onShards are called when a shard is replicated or dropped.
 	onShards []func()
+	// listed is true once Run listed the Shards.
+	listed bool
 }
 
 type otherShard struct {
@@ -163,6 +165,11 @@ func (o *Others) refresh(ctx context.Context) {
 		klog.FromContext(ctx).Info("Cannot list shards", "err", err.Error())
 		return
 	}
+	defer func() {
+		o.mu.Lock()
+		o.listed = true
+		o.mu.Unlock()
+	}()
 	seen := map[string]bool{}
 	for _, sh := range all {
 		if sh.Name != o.shards.Self {
@@ -227,10 +234,14 @@ func (o *Others) ensure(name, baseURL string) bool {
 	return true
 }
 
-// HasSynced reports whether every replica listed its shard once.
+// HasSynced reports whether Run listed the Shards and every replica
+// listed its shard once.
 func (o *Others) HasSynced() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if !o.listed {
+		return false
+	}
 	for _, r := range o.running {
 		for _, inf := range r.informers {
 			if !inf.HasSynced() {
