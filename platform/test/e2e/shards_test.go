@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,5 +67,43 @@ func TestLauncherShards(t *testing.T) {
 	})
 	k.WS(t, "..")
 	framework.RequireEqual(t, k.CurrentWorkspace(t), "root", "kubectl ws .. from root:onb")
+
+	// The commands of docs/sharding.md, "Locally", as a user pastes them.
+	out := runShardingDoc(t, root)
+	for _, want := range []string{"workspace.tenancy.kcp.io/team-b created", `Current workspace is "root:team-b"`, "configmap/hello created", "Username    alice"} {
+		framework.RequireContains(t, out, want, "output of docs/sharding.md's commands")
+	}
 	p.stop(t)
+}
+
+// runShardingDoc runs the sh block of docs/sharding.md that talks to a
+// sharded platform (the one with kubectl ws use team-b), its
+// /tmp/sharded replaced by root, with the kubectl-ws plugin on $PATH.
+func runShardingDoc(t *testing.T, root string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sharding.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block string
+	for _, m := range shBlock.FindAllStringSubmatch(string(data), -1) {
+		if strings.Contains(m[1], "kubectl ws use team-b") {
+			block = m[1]
+		}
+	}
+	if block == "" {
+		t.Fatal("docs/sharding.md has no block with kubectl ws use team-b")
+	}
+	plugin, err := framework.KubectlWSDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-e", "-x", "-c", strings.ReplaceAll(block, "/tmp/sharded", root))
+	cmd.Env = append(os.Environ(), "PATH="+plugin+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	t.Logf("docs/sharding.md:\n%s", out)
+	if err != nil {
+		t.Fatalf("the commands of docs/sharding.md failed: %v", err)
+	}
+	return string(out)
 }
