@@ -12,7 +12,10 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
@@ -133,4 +136,82 @@ func start(t *testing.T, mgr mcmanager.Manager) {
 			t.Error("the manager did not stop within 30s")
 		}
 	})
+}
+
+// testTerminators: a WorkspaceType with a terminator lists the terminating
+// virtual workspace of each shard; deleted workspaces of the type on both
+// shards wait in Terminating until a terminator, on each shard's URL,
+// removes itself from their LogicalClusters.
+func testTerminators(t *testing.T, sh *framework.Shards) {
+	ps := sh.Via
+	org := framework.CreatePinnedWorkspace(t, ps, "root", framework.UniqueName("term"), "b")
+	k := ps.KubectlFor(org.Path)
+	k.RunStdin(t, "apiVersion: tenancy.kcp.io/v1alpha1\nkind: WorkspaceType\nmetadata:\n  name: doomed\nspec:\n  terminator: true\n", "apply", "-f", "-")
+	id := org.Cluster + ":doomed"
+	urls := map[string]string{}
+	for _, shard := range []string{"root", "b"} {
+		urls[shard] = vwURL(t, sh, shard) + "/services/terminatingworkspaces/" + id
+	}
+	framework.Eventually(t, time.Minute, 250*time.Millisecond, "the type to list the terminating virtual workspace of each shard", func() (bool, string) {
+		out := k.Run(t, "get", "workspacetype", "doomed", "-o", `jsonpath={range .status.virtualWorkspaces[*]}{.url}{"\n"}{end}`)
+		got := strings.Fields(out)
+		slices.Sort(got)
+		want := []string{urls["b"], urls["root"]}
+		slices.Sort(want)
+		return slices.Equal(got, want), fmt.Sprintf("%v, want %v", got, want)
+	})
+	names := map[string]string{"root": "doomed-on-root", "b": "doomed-on-b"}
+	for shard, name := range names {
+		k.RunStdin(t, framework.PinnedWorkspace(name, shard, org.Path+":doomed"), "apply", "-f", "-")
+	}
+	for _, name := range names {
+		framework.WaitWorkspaceReady(t, k, name)
+		k.Run(t, "delete", "workspace", name, "--wait=false")
+	}
+	for shard, name := range names {
+		framework.Eventually(t, time.Minute, 250*time.Millisecond, name+" to wait in Terminating", func() (bool, string) {
+			out := k.Run(t, "get", "workspace", name, "-o", `jsonpath={.status.phase}|{.metadata.annotations.core\.kcp\.io/shard}`)
+			return out == "Terminating|"+shard, out
+		})
+	}
+
+	// The terminator, as alice: allowed to terminate workspaces of the type
+	// (on b: root asks b).
+	k.Run(t, "create", "clusterrolebinding", "alice-admin", "--clusterrole=cluster-admin", "--user=alice")
+	lcs := corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters")
+	for shard, url := range urls {
+		s := map[string]*framework.Server{"root": sh.Root, "b": sh.B}[shard]
+		base := framework.VirtualWorkspaceConfig(s.RESTConfig(t, ""), url, "*")
+		base.BearerToken = sh.Root.UserToken(t, "alice")
+		var items []unstructured.Unstructured
+		framework.Eventually(t, 30*time.Second, 250*time.Millisecond, "alice to list shard "+shard+"'s terminating virtual workspace", func() (bool, string) {
+			list, err := dynamic.NewForConfigOrDie(base).Resource(lcs).List(framework.CallContext(t), metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			items = list.Items
+			return len(items) == 1 && items[0].GetAnnotations()["kcp.io/path"] == org.Path+":"+names[shard], fmt.Sprint(len(items), " listed")
+		})
+		one := rest.CopyConfig(base)
+		one.Host = url + "/clusters/" + items[0].GetAnnotations()["kcp.io/cluster"]
+		c := dynamic.NewForConfigOrDie(one).Resource(lcs)
+		lc, err := c.Get(framework.CallContext(t), "cluster", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("reading the LogicalCluster through shard %s's terminating virtual workspace: %v", shard, err)
+		}
+		terms, _, _ := unstructured.NestedStringSlice(lc.Object, "status", "terminators")
+		terms = slices.DeleteFunc(terms, func(s string) bool { return s == id })
+		if err := unstructured.SetNestedStringSlice(lc.Object, terms, "status", "terminators"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.UpdateStatus(framework.CallContext(t), lc, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("removing the terminator through shard %s's terminating virtual workspace: %v", shard, err)
+		}
+	}
+	for _, name := range names {
+		framework.Eventually(t, time.Minute, 250*time.Millisecond, name+" to be gone", func() (bool, string) {
+			_, errOut, err := k.RunErr(t, "get", "workspace", name)
+			return err != nil && strings.Contains(errOut, "NotFound"), errOut
+		})
+	}
 }

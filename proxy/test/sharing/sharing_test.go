@@ -3,9 +3,9 @@
 // its tests share: an APIBinding on shard b to an APIExport on the root
 // shard, each shard's URL in the export's endpoint slice, a
 // multicluster-runtime controller (kcp's multicluster-provider) that
-// follows every URL of the slice, and the lifecycle virtual workspaces of
-// a WorkspaceType on every shard, and a restarted proxy that routes every
-// workspace again.
+// follows every URL of the slice, the lifecycle virtual workspaces
+// (initializing, terminating) of a WorkspaceType on every shard, and a
+// restarted proxy that routes every workspace again.
 package sharing
 
 import (
@@ -78,5 +78,6 @@ func TestAcrossShards(t *testing.T) {
 	sh := framework.StartShards(t)
 	t.Run("APIBinding", func(t *testing.T) { testAPIBinding(t, sh) })
 	t.Run("LifecycleVirtualWorkspaces", func(t *testing.T) { testLifecycle(t, sh) })
+	t.Run("Terminators", func(t *testing.T) { testTerminators(t, sh) })
 	t.Run("ProxyRestart", func(t *testing.T) { testProxyRestart(t, sh) })
 }
