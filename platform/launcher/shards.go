@@ -114,12 +114,13 @@ func shardComponents(c *Config) []Component {
 		Name:   "shard-b",
 		Binary: "meshplane",
 		Args:   append(append(args, rebacCoreArgs(c)...), c.CoreArgs...),
-		// Shards of one install share the CA and the admin tokens.
+		// Shards of one install share the CA, the admin tokens and the
+		// service-account signing key.
 		BeforeStart: func(context.Context) error {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return err
 			}
-			for _, f := range []string{"ca.crt", "ca.key", "admin-tokens"} {
+			for _, f := range []string{"ca.crt", "ca.key", "admin-tokens", "service-account.key"} {
 				if err := copyFile(filepath.Join(c.RootDir, f), filepath.Join(dir, f)); err != nil {
 					return err
 				}

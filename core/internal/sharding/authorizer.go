@@ -28,17 +28,12 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 	if d == authorizer.DecisionAllow || a.Shards == nil || cluster == "" || cluster == clusters.Wildcard || a.IsLocal(cluster) {
 		return d, reason, err
 	}
-	shard, ok := a.Shards.Others().ShardOf(cluster)
+	c, ok, herr := a.Shards.Holding(ctx, cluster)
+	if herr != nil {
+		return authorizer.DecisionNoOpinion, "", herr
+	}
 	if !ok {
 		return d, reason, err
-	}
-	sh, err := a.Shards.Get(ctx, shard)
-	if err != nil {
-		return authorizer.DecisionNoOpinion, "", err
-	}
-	c, err := a.Shards.ClientsFor(sh.Spec.BaseURL)
-	if err != nil {
-		return authorizer.DecisionNoOpinion, "", err
 	}
 	u := attrs.GetUser()
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: u.GetName(), Groups: u.GetGroups(), UID: u.GetUID()}}
@@ -56,7 +51,7 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 	}
 	out, err := c.Reviews.Submit(ctx, cluster, sar)
 	if err != nil {
-		return authorizer.DecisionNoOpinion, "", fmt.Errorf("asking shard %s: %w", shard, err)
+		return authorizer.DecisionNoOpinion, "", fmt.Errorf("asking the shard of %s: %w", cluster, err)
 	}
 	switch {
 	case out.Status.Allowed:

@@ -22,6 +22,7 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -66,6 +67,8 @@ type Clients struct {
 	Types           client.Reader[*tenancyv1alpha1.WorkspaceType]
 	Slices          client.Client[*apisv1alpha1.APIExportEndpointSlice]
 	Reviews         *Remote[*authorizationv1.SubjectAccessReview]
+	ServiceAccounts client.Reader[*corev1.ServiceAccount]
+	Secrets         client.Reader[*corev1.Secret]
 }
 
 // Pick chooses the shard for a new workspace: one matching the
@@ -154,10 +157,20 @@ func (s *Shards) ClientsFor(baseURL string) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
+	sas, err := NewRemote[*corev1.ServiceAccount](cfg, corev1.SchemeGroupVersion.WithResource("serviceaccounts"),
+		func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} })
+	if err != nil {
+		return nil, err
+	}
+	secrets, err := NewRemote[*corev1.Secret](cfg, corev1.SchemeGroupVersion.WithResource("secrets"), func() *corev1.Secret { return &corev1.Secret{} })
+	if err != nil {
+		return nil, err
+	}
 	if s.clients == nil {
 		s.clients = map[string]*Clients{}
 	}
-	c := &Clients{LogicalClusters: lcs, Bindings: crbs, Workspaces: wss, Types: types, Slices: slices, Reviews: reviews}
+	c := &Clients{LogicalClusters: lcs, Bindings: crbs, Workspaces: wss, Types: types, Slices: slices, Reviews: reviews,
+		ServiceAccounts: sas, Secrets: secrets}
 	s.clients[baseURL] = c
 	return c, nil
 }
@@ -174,6 +187,21 @@ func (s *Shards) Get(ctx context.Context, name string) (corev1alpha1.Shard, erro
 		}
 	}
 	return corev1alpha1.Shard{}, fmt.Errorf("shard %q is not registered in root", name)
+}
+
+// Holding returns the clients of the other shard that holds cluster
+// (false when no other shard does).
+func (s *Shards) Holding(ctx context.Context, cluster string) (*Clients, bool, error) {
+	shard, ok := s.Others().ShardOf(cluster)
+	if !ok {
+		return nil, false, nil
+	}
+	sh, err := s.Get(ctx, shard)
+	if err != nil {
+		return nil, false, err
+	}
+	c, err := s.ClientsFor(sh.Spec.BaseURL)
+	return c, err == nil, err
 }
 
 type shardKey struct{}

@@ -108,6 +108,21 @@ func testAPIBinding(t *testing.T, sh *framework.Shards) {
 	r = sh.B.RequestURL(t, sh.Root.UserToken(t, "bob"), "GET", bURL+"/clusters/*/apis/example.com/v1/widgets", "", nil)
 	framework.RequireCode(t, r, "bob listing Widgets through shard b's URL", 403)
 
+	// A ServiceAccount of the provider workspace (on root) reads b's
+	// consumers through b's URL: b checks the token (the shards share the
+	// signing key) against the ServiceAccount on root.
+	inProvider := ps.KubectlFor(provider.Path)
+	inProvider.Run(t, "create", "serviceaccount", "watcher", "-n", "default")
+	inProvider.Run(t, "create", "clusterrolebinding", "watcher-admin", "--clusterrole=cluster-admin", "--serviceaccount=default:watcher")
+	saToken := strings.TrimSpace(inProvider.Run(t, "create", "token", "watcher", "-n", "default"))
+	framework.Eventually(t, 30*time.Second, 500*time.Millisecond, "the provider's ServiceAccount to list Widgets through shard b's URL", func() (bool, string) {
+		r := sh.B.RequestURL(t, saToken, "GET", bURL+"/clusters/*/apis/example.com/v1/widgets", "", nil)
+		return r.Code == 200 && strings.Contains(r.String(), `"w-b"`), r.String()
+	})
+	// Not a key to b's own workspaces.
+	r = sh.B.RequestURL(t, saToken, "GET", sh.B.BaseURL+"/clusters/"+onB.Cluster+"/apis/example.com/v1/namespaces/default/widgets", "", nil)
+	framework.RequireCode(t, r, "the provider's ServiceAccount straight in the consumer on b", 401, 403)
+
 	// A multicluster-runtime controller with kcp's apiexport provider
 	// follows both URLs and reconciles the Widgets of both consumers.
 	cfg := &rest.Config{Host: sh.Proxy.URL + "/clusters/" + provider.Path, BearerToken: sh.Root.UserToken(t, "alice"),
