@@ -159,7 +159,10 @@ func (p *parts) installAPIBinding(inf informers) controller {
 }
 
 func (p *parts) installDefaultAPIBindings() controller {
-	return defaultapibindings.New(p.reg.tenancyClients(), p.index, p.types, p.reg.bindings, p.reg.exports)
+	shards := p.sharding.shards
+	c := defaultapibindings.New(p.reg.tenancyClients(), p.index, p.types, p.reg.bindings, sharding.WithReplicas(p.reg.exports, shards, sharding.APIExports))
+	c.Resolve = sharding.Resolver(p.index.Resolve, shards)
+	return c
 }
 
 func (p *parts) installWorkspace(inf informers) controller {
