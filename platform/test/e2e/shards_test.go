@@ -68,6 +68,18 @@ func TestLauncherShards(t *testing.T) {
 	k.WS(t, "..")
 	framework.RequireEqual(t, k.CurrentWorkspace(t), "root", "kubectl ws .. from root:onb")
 
+	// An organization on shard b (root unschedulable meanwhile): the
+	// account-operator and the security-operator initialize it through b's
+	// virtual workspaces, and alice reaches it through the proxy.
+	mustKubectl(t, kubeconfig, "--context", "shard-base", "--server", env["FRONT_PROXY_URL"]+"/clusters/root", "annotate", "shard", "root", "experimental.core.kcp.io/unschedulable=true")
+	mustKubectl(t, kubeconfig, "--context", "alice", "create", "-f", filepath.Join("testdata", "org-account.yaml"))
+	waitAccountReady(t, kubeconfig, "acme")
+	mustKubectl(t, kubeconfig, "--context", "shard-base", "--server", env["FRONT_PROXY_URL"]+"/clusters/root", "annotate", "shard", "root", "experimental.core.kcp.io/unschedulable-")
+	framework.RequireEqual(t, mustKubectl(t, kubeconfig, "--server", env["FRONT_PROXY_URL"]+"/clusters/root:orgs", "get", "workspace", "acme",
+		"-o", `jsonpath={.metadata.annotations.core\.kcp\.io/shard}`), "b", "shard of the organization acme")
+	framework.RequireEqual(t, eventuallyKubectl(t, kubeconfig, "--context", "alice", "--server", env["FRONT_PROXY_URL"]+"/clusters/root:orgs:acme",
+		"get", "accountinfo", "account", "-o", "jsonpath={.spec.organization.name}"), "acme", "acme's AccountInfo, read by alice through the proxy")
+
 	// The commands of docs/sharding.md, "Locally", as a user pastes them.
 	out := runShardingDoc(t, root)
 	for _, want := range []string{"workspace.tenancy.kcp.io/team-b created", `Current workspace is "root:team-b"`, "configmap/hello created", "Username    alice"} {
