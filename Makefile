@@ -40,11 +40,12 @@ build:
 	cd core && $(GO) build -o $(BIN)/etcd-member ./test/e2e/etcdcluster/member
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
-## <ROOT_DIR>/platform.env appears once everything is ready; EXAMPLES=mongodb,postgres
+## <ROOT_DIR>/platform.env appears once everything is ready; SHARDS=2 adds shard b and the front
+## proxy (platform.env: FRONT_PROXY_URL, KUBECONFIG on the proxy; docs/sharding.md); EXAMPLES=mongodb,postgres
 ## also starts the example providers (docs/examples.md); AUTHENTICATION_CONFIG=<file> hands the core an
 ## AuthenticationConfiguration (OIDC/JWT issuers, docs/core.md)
 run: build
-	$(BIN)/meshplane-platform --root-directory $(ROOT_DIR) --port-base $(PORT_BASE) $(if $(EXAMPLES),--examples $(EXAMPLES)) $(if $(AUTHENTICATION_CONFIG),--authentication-config $(AUTHENTICATION_CONFIG))
+	$(BIN)/meshplane-platform --root-directory $(ROOT_DIR) --port-base $(PORT_BASE) $(if $(EXAMPLES),--examples $(EXAMPLES)) $(if $(SHARDS),--shards $(SHARDS)) $(if $(AUTHENTICATION_CONFIG),--authentication-config $(AUTHENTICATION_CONFIG))
 
 ## vet: gofmt and go vet across all modules
 vet:

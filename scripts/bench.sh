@@ -318,6 +318,13 @@ if [[ ${PROXY_BENCH:-1} != 0 ]]; then
 			FRONT_PROXY_BIN="$ROOT/bin/front-proxy" \
 			go test -count=1 -run 'TestFrontProxyBench' ./proxy/test/bench/ 2>&1 | grep -E '^(ok|FAIL|---)' || true
 		cat "$DIR/proxy.md" 2>/dev/null || true
+		# API sharing across shards: two shards and the proxy, bindings
+		# on the export's shard and on the other one.
+		echo
+		PROXY_BENCH_RUN=1 PROXY_BENCH_SHARING_OUT="$DIR/sharing.md" MESHPLANE_BIN="$ROOT/bin/meshplane" \
+			FRONT_PROXY_BIN="$ROOT/bin/front-proxy" APIGEN_BIN="$ROOT/bin/apigen" \
+			go test -count=1 -run 'TestSharingBench' ./proxy/test/bench/ 2>&1 | grep -E '^(ok|FAIL|---)' || true
+		cat "$DIR/sharing.md" 2>/dev/null || true
 	} | tee -a bench-results.md
 fi
 

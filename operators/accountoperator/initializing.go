@@ -27,7 +27,7 @@ const CreatorBinding = "meshplane:account-creator"
 
 // initializing reaches a workspace that is still initializing through
 // the initializing virtual workspace of the operator's WorkspaceType, whose
-// URL the type's status names:
+// URLs (one per shard) the type's status names:
 //
 //	<core>/services/initializingworkspaces/<initializer>/clusters/<cluster>/...
 //
@@ -38,8 +38,10 @@ const CreatorBinding = "meshplane:account-creator"
 // cluster-admin there. No credential beyond the operator's own is needed.
 type initializing struct {
 	// id is the initializer, <cluster>:<type name>.
-	id     string
-	url    string
+	id string
+	// urls are the virtual workspace of each shard; a workspace is
+	// reached through its shard's (the others refuse it).
+	urls   []string
 	base   *rest.Config
 	http   *http.Client
 	scheme *runtime.Scheme
@@ -55,8 +57,9 @@ func newInitializing(ctx context.Context, provider *rest.Config, scheme *runtime
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	var url, last string
-	for url == "" {
+	var urls []string
+	var last string
+	for len(urls) == 0 {
 		wt := &tenancyv1alpha1.WorkspaceType{}
 		if err := c.Get(ctx, client.ObjectKey{Name: typeName}, wt); err != nil {
 			last = err.Error()
@@ -64,11 +67,11 @@ func newInitializing(ctx context.Context, provider *rest.Config, scheme *runtime
 			last = "its status names no initializing virtual workspace (is spec.initializer true?)"
 			for _, vw := range wt.Status.VirtualWorkspaces {
 				if vw.Type == tenancyv1alpha1.VirtualWorkspaceTypeInitializing {
-					url = vw.URL
+					urls = append(urls, vw.URL)
 				}
 			}
 		}
-		if url != "" {
+		if len(urls) > 0 {
 			break
 		}
 		select {
@@ -77,9 +80,9 @@ func newInitializing(ctx context.Context, provider *rest.Config, scheme *runtime
 		case <-time.After(time.Second):
 		}
 	}
-	_, id, ok := strings.Cut(url, "/services/initializingworkspaces/")
+	_, id, ok := strings.Cut(urls[0], "/services/initializingworkspaces/")
 	if !ok || !strings.Contains(id, ":") {
-		return nil, fmt.Errorf("WorkspaceType %s: %q is no initializing virtual workspace URL", typeName, url)
+		return nil, fmt.Errorf("WorkspaceType %s: %q is no initializing virtual workspace URL", typeName, urls[0])
 	}
 	base := rest.CopyConfig(provider)
 	hc, err := rest.HTTPClientFor(base)
@@ -93,20 +96,45 @@ func newInitializing(ctx context.Context, provider *rest.Config, scheme *runtime
 	} {
 		m.Add(gvk, meta.RESTScopeRoot)
 	}
-	return &initializing{id: id, url: url, base: base, http: hc, scheme: scheme, mapper: m}, nil
+	return &initializing{id: id, urls: urls, base: base, http: hc, scheme: scheme, mapper: m}, nil
 }
 
-// client returns a client of cluster through the virtual workspace; all
-// share one HTTP client (one connection pool).
-func (v *initializing) client(cluster string) (client.Client, error) {
+// client returns a client of cluster through the virtual workspace at
+// url; all share one HTTP client (one connection pool).
+func (v *initializing) client(url, cluster string) (client.Client, error) {
 	cfg := rest.CopyConfig(v.base)
-	cfg.Host = v.url + "/clusters/" + cluster
+	cfg.Host = url + "/clusters/" + cluster
 	return client.New(cfg, client.Options{Scheme: v.scheme, HTTPClient: v.http, Mapper: v.mapper})
+}
+
+// clientOf returns a client of cluster through its shard's virtual
+// workspace: with several shards, the first whose virtual workspace reads
+// the cluster's LogicalCluster (the others refuse a cluster they do not
+// hold with 403).
+func (v *initializing) clientOf(ctx context.Context, cluster string) (client.Client, error) {
+	if len(v.urls) == 1 {
+		return v.client(v.urls[0], cluster)
+	}
+	var err error
+	for _, url := range v.urls {
+		var c client.Client
+		if c, err = v.client(url, cluster); err != nil {
+			return nil, err
+		}
+		err = c.Get(ctx, client.ObjectKey{Name: kcpcorev1alpha1.LogicalClusterName}, &kcpcorev1alpha1.LogicalCluster{})
+		if err == nil {
+			return c, nil
+		}
+		if !apierrors.IsForbidden(err) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("no shard's initializing virtual workspace serves logical cluster %s: %w", cluster, err)
 }
 
 // bindCreator binds creator to cluster-admin in cluster.
 func (v *initializing) bindCreator(ctx context.Context, cluster, creator string) error {
-	c, err := v.client(cluster)
+	c, err := v.clientOf(ctx, cluster)
 	if err != nil {
 		return err
 	}
@@ -150,7 +178,7 @@ func (v *initializing) bindCreator(ctx context.Context, cluster, creator string)
 // status.initializers (a status patch with optimistic locking, as kcp's
 // initialization controllers do).
 func (v *initializing) release(ctx context.Context, cluster string) error {
-	c, err := v.client(cluster)
+	c, err := v.clientOf(ctx, cluster)
 	if err != nil {
 		return err
 	}

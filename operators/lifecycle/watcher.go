@@ -209,22 +209,28 @@ func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, er
 	return 0, nil
 }
 
-// URLOf waits until WorkspaceType name in the cluster c points at lists
-// the virtual workspace of kind in its status, and returns its URL.
-func URLOf(ctx context.Context, c client.Client, name string, kind Kind) (string, error) {
+// URLsOf waits until WorkspaceType name in the cluster c points at lists
+// the virtual workspaces of kind in its status, and returns their URLs:
+// one per shard of the install, each serving that shard's workspaces (run
+// a Watcher on each).
+func URLsOf(ctx context.Context, c client.Client, name string, kind Kind) ([]string, error) {
 	for {
 		wt := &tenancyv1alpha1.WorkspaceType{}
 		err := c.Get(ctx, client.ObjectKey{Name: name}, wt)
 		if err == nil {
+			var urls []string
 			for _, vw := range wt.Status.VirtualWorkspaces {
 				if string(vw.Type) == string(kind) || strings.Contains(vw.URL, "/"+string(kind)+"workspaces/") {
-					return vw.URL, nil
+					urls = append(urls, vw.URL)
 				}
+			}
+			if len(urls) > 0 {
+				return urls, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return "", fmt.Errorf("WorkspaceType %s lists no %s virtual workspace (last error: %v): %w", name, kind, err, ctx.Err())
+			return nil, fmt.Errorf("WorkspaceType %s lists no %s virtual workspace (last error: %v): %w", name, kind, err, ctx.Err())
 		case <-time.After(time.Second):
 		}
 	}

@@ -148,13 +148,15 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		kind    lifecycle.Kind
 		handler lifecycle.Handler
 	}{{lifecycle.Initializing, security.Initializer(deps)}, {lifecycle.Terminating, security.Terminator(deps)}} {
-		url, err := lifecycle.URLOf(waitCtx, typeClient, c.TypeName, w.kind)
+		// One watcher per shard's virtual workspace (the shards at start).
+		urls, err := lifecycle.URLsOf(waitCtx, typeClient, c.TypeName, w.kind)
 		if err != nil {
 			return err
 		}
-		watcher := &lifecycle.Watcher{Kind: w.kind, ID: c.WorkspaceType, URL: url, Config: c.Lifecycle, Scheme: scheme,
-			Handle: w.handler, Log: log.WithName(string(w.kind)), Workers: c.Workers}
-		watchers = append(watchers, watcher)
+		for _, url := range urls {
+			watchers = append(watchers, &lifecycle.Watcher{Kind: w.kind, ID: c.WorkspaceType, URL: url, Config: c.Lifecycle, Scheme: scheme,
+				Handle: w.handler, Log: log.WithName(string(w.kind)).WithValues("url", url), Workers: c.Workers})
+		}
 	}
 	// The watchers run beside the manager and end with ctx.
 	for _, w := range watchers {

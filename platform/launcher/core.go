@@ -41,15 +41,24 @@ func coreComponent(c *Config) Component {
 	comp := Component{
 		Name:   "core",
 		Binary: "meshplane",
-		Args:   append(append(args, rebacCoreArgs(c)...), c.CoreArgs...),
+		Args:   append(append(append(args, rebacCoreArgs(c)...), shardArgs(c)...), c.CoreArgs...),
 		// The rebac-authz-webhook's certificates and the kubeconfig that
-		// registers it exist before the core reads them.
-		BeforeStart: func(context.Context) error { return rebacCoreFiles(c) },
-		Ready:       func(ctx context.Context) error { return waitCoreReady(ctx, kubeconfig) },
-		Env: []platformenv.Entry{
-			{Key: "KUBECONFIG", Value: kubeconfig},
-			{Key: "CORE_URL", Value: c.CoreURL()},
+		// registers it (and, sharded, the front proxy's) exist before the
+		// core reads them.
+		BeforeStart: func(context.Context) error {
+			if c.Shards > 1 {
+				if err := ensureProxyCerts(c); err != nil {
+					return fmt.Errorf("front proxy certificates: %w", err)
+				}
+			}
+			return rebacCoreFiles(c)
 		},
+		Ready: func(ctx context.Context) error { return waitCoreReady(ctx, kubeconfig) },
+		Env:   []platformenv.Entry{{Key: "CORE_URL", Value: c.CoreURL()}},
+	}
+	if c.Shards < 2 {
+		// Sharded, the front proxy's kubeconfig is the platform's.
+		comp.Env = append([]platformenv.Entry{{Key: "KUBECONFIG", Value: kubeconfig}}, comp.Env...)
 	}
 	comp.AfterReady = func(ctx context.Context) error {
 		base, err := adminConfig(kubeconfig)

@@ -25,6 +25,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.AuthenticationConfig, "authentication-config", os.Getenv("AUTHENTICATION_CONFIG"), "AuthenticationConfiguration file (apiserver.config.k8s.io) handed to the core's --authentication-config: OIDC/JWT issuers whose tokens authenticate users, reloaded when the file changes (default $AUTHENTICATION_CONFIG; none by default).")
 	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
 	examples := fs.String("examples", os.Getenv("EXAMPLES"), "Example providers to run too, comma-separated: "+strings.Join(Examples, ", ")+" (default $EXAMPLES; none by default).")
+	fs.IntVar(&c.Shards, "shards", 1, fmt.Sprintf("Core shards to run, 1 or %d: a second shard (b) comes with the front proxy, on the range's offsets 16..19, and platform.env's KUBECONFIG is then the proxy's.", MaxShards))
 	fs.StringVar(&c.ExamplesDir, "examples-dir", "", "Directory of the examples' manifests (default: ../examples from the bin directory).")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -60,6 +61,9 @@ func ParseFlags(args []string) (Config, error) {
 	}
 	if c.OperatorTokenRefresh < 0 || c.OperatorTokenRefresh >= c.OperatorTokenTTL {
 		return c, fmt.Errorf("--operator-token-refresh %s must be below --operator-token-ttl %s", c.OperatorTokenRefresh, c.OperatorTokenTTL)
+	}
+	if c.Shards < 1 || c.Shards > MaxShards {
+		return c, fmt.Errorf("--shards %d: a platform runs 1 or %d shards", c.Shards, MaxShards)
 	}
 	return c, c.Ports.Validate()
 }

@@ -47,6 +47,10 @@ type Config struct {
 	// ExternalOpenFGA is the HTTP API of an OpenFGA the platform uses
 	// instead of starting its own (--openfga-url).
 	ExternalOpenFGA string
+	// Shards is how many core shards to run (1 or 2): a second one, shard
+	// b, comes with the front proxy, and the platform's KUBECONFIG is the
+	// proxy's.
+	Shards int
 	// OperatorTokenTTL is the lifetime of the account-operator's token (0:
 	// DefaultOperatorTokenTTL); OperatorTokenRefresh the age at which the
 	// next is minted (0: 80% of the lifetime).
@@ -64,7 +68,7 @@ func (c *Config) EnvFile() string { return filepath.Join(c.RootDir, platformenv.
 
 // components lists what the platform runs, in start order.
 func components(c *Config) []Component {
-	comps := []Component{coreComponent(c)}
+	comps := append([]Component{coreComponent(c)}, shardComponents(c)...)
 	comps = append(comps, openFGAComponents(c)...)
 	comps = append(comps, accountOperatorComponent(c), securityOperatorComponent(c), rebacComponent(c), graphqlComponent(c))
 	return append(comps, exampleComponents(c)...)
@@ -168,6 +172,12 @@ func (c *Config) prepare() error {
 	if err := c.Ports.Validate(); err != nil {
 		return err
 	}
+	if c.Shards == 0 {
+		c.Shards = 1
+	}
+	if c.Shards < 1 || c.Shards > MaxShards {
+		return fmt.Errorf("--shards %d: a platform runs 1 or %d shards", c.Shards, MaxShards)
+	}
 	root, err := filepath.Abs(c.RootDir)
 	if err != nil {
 		return err
@@ -229,7 +239,11 @@ func (c *Config) printWelcome(say func(string, ...any), env []platformenv.Entry)
 		say("  %s=%s", e.Key, e.Value)
 	}
 	say("try:")
-	say("  export KUBECONFIG=%s", filepath.Join(c.RootDir, adminKubeconfig))
+	kubeconfig := filepath.Join(c.RootDir, adminKubeconfig)
+	if c.Shards > 1 {
+		kubeconfig = c.ProxyKubeconfig()
+	}
+	say("  export KUBECONFIG=%s", kubeconfig)
 	say("  kubectl get workspaces")
 	if c.DemoUsers {
 		say("  kubectl --context alice auth whoami   # demo users alice and bob")

@@ -27,7 +27,7 @@ const (
 	offsetGraphQL
 )
 
-// The example providers' offsets (reserved 13..16; see docs/examples.md).
+// The example providers' offsets (13..15; see docs/examples.md).
 const (
 	offsetExampleMongoDBHealth  = 13
 	offsetExamplePostgresHealth = 14

@@ -2,16 +2,9 @@ package launcher
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -153,55 +146,13 @@ func ensureRebacCerts(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "core-client.key")); err == nil {
 		return nil
 	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := newLocalCA(dir, "ca", "rebac-authz-webhook-ca")
 	if err != nil {
 		return err
 	}
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "rebac-authz-webhook-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(10, 0, 0),
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, BasicConstraintsValid: true, IsCA: true}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return err
-	}
-	issue := func(name string, serial int64, tmpl *x509.Certificate) error {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return err
-		}
-		tmpl.SerialNumber = big.NewInt(serial)
-		tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().AddDate(10, 0, 0)
-		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			return err
-		}
-		return writeKeyPair(dir, name, der, key)
-	}
-	if err := issue("serving", 2, &x509.Certificate{Subject: pkix.Name{CommonName: "rebac-authz-webhook"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"}}); err != nil {
-		return err
-	}
-	if err := writeKeyPair(dir, "ca", caDER, caKey); err != nil {
+	if err := ca.issue("serving", serving("rebac-authz-webhook")); err != nil {
 		return err
 	}
 	// Last: its presence means all are there.
-	return issue("core-client", 3, &x509.Certificate{Subject: pkix.Name{CommonName: "meshplane-core"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
-}
-
-func writeKeyPair(dir, name string, der []byte, key *ecdsa.PrivateKey) error {
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, name+".key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	return ca.issue("core-client", clientOf("meshplane-core"))
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/controllers/workspacetype"
 	"github.com/meshplane/meshplane/core/internal/crd"
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
+	"github.com/meshplane/meshplane/core/internal/sharding"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
@@ -77,6 +78,7 @@ func (p *parts) startControllers(ctx context.Context) error {
 	for _, c := range afterRoot {
 		go c.Run(ctx)
 	}
+	p.replicateOtherShards(ctx, inf)
 	return nil
 }
 
@@ -142,17 +144,25 @@ func (p *parts) installNamespace(inf informers) controller {
 }
 
 func (p *parts) installAPIExport(inf informers) controller {
-	return apiexportcontroller.New(p.reg.exports, p.reg.slices, p.reg.secrets, p.reg.namespaces, p.index, p.consumers, p.externalURL,
-		inf.of(p.reg.exports.Storage, &apisv1alpha2.APIExport{}), inf.of(p.reg.slices.Storage, &apisv1alpha1.APIExportEndpointSlice{}))
+	shards := p.sharding.shards
+	return apiexportcontroller.New(p.reg.exports, sharding.WithReplicas(p.reg.exports, shards, sharding.APIExports), p.reg.slices,
+		p.reg.secrets, p.reg.namespaces, p.index, p.consumers, p.config.Options.ShardBaseURL,
+		inf.of(p.reg.exports.Storage, &apisv1alpha2.APIExport{}), inf.of(p.reg.slices.Storage, &apisv1alpha1.APIExportEndpointSlice{}), p.otherSlices())
 }
 
 func (p *parts) installAPIBinding(inf informers) controller {
-	return apibindingcontroller.New(p.reg.bindings, p.reg.exports, p.reg.schemas, p.index, p.crdIndex, p.consumers, p.deleteBound, p.boundRemaining,
-		inf.of(p.reg.bindings.Storage, &apisv1alpha2.APIBinding{}), inf.of(p.reg.exports.Storage, &apisv1alpha2.APIExport{}))
+	shards := p.sharding.shards
+	return apibindingcontroller.New(p.reg.bindings, sharding.WithReplicas(p.reg.exports, shards, sharding.APIExports),
+		sharding.WithReplicas(p.reg.schemas, shards, sharding.APIResourceSchemas), p.index, p.crdIndex, p.consumers, p.deleteBound, p.boundRemaining,
+		inf.of(p.reg.bindings.Storage, &apisv1alpha2.APIBinding{}), inf.of(p.reg.exports.Storage, &apisv1alpha2.APIExport{}),
+		sharding.Resolver(p.index.Resolve, shards), shards.Others().Source(sharding.APIExports))
 }
 
 func (p *parts) installDefaultAPIBindings() controller {
-	return defaultapibindings.New(p.reg.tenancyClients(), p.index, p.types, p.reg.bindings, p.reg.exports)
+	shards := p.sharding.shards
+	c := defaultapibindings.New(p.reg.tenancyClients(), p.index, p.types, p.reg.bindings, sharding.WithReplicas(p.reg.exports, shards, sharding.APIExports))
+	c.Resolve = sharding.Resolver(p.index.Resolve, shards)
+	return c
 }
 
 func (p *parts) installWorkspace(inf informers) controller {
@@ -173,5 +183,6 @@ func (p *parts) installUniversal() controller {
 }
 
 func (p *parts) installWorkspaceType(inf informers) controller {
-	return workspacetype.New(p.reg.workspaceTypes, p.externalURL, inf.of(p.reg.workspaceTypes.Storage, &tenancyv1alpha1.WorkspaceType{}))
+	shards := p.sharding.shards
+	return workspacetype.New(p.reg.workspaceTypes, shards.List, shards.Others().OnShardsChanged, inf.of(p.reg.workspaceTypes.Storage, &tenancyv1alpha1.WorkspaceType{}))
 }

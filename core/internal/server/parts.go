@@ -30,6 +30,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/crd"
 	"github.com/meshplane/meshplane/core/internal/impersonation"
 	"github.com/meshplane/meshplane/core/internal/registry/builtin"
+	"github.com/meshplane/meshplane/core/internal/sharding"
 	"github.com/meshplane/meshplane/core/internal/storage/clusterstore"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 	"github.com/meshplane/meshplane/core/internal/tenancy/home"
@@ -85,7 +86,9 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	if err := p.newSharding(); err != nil {
 		return nil, err
 	}
-	p.exports = &apiexport.Exports{Exports: p.reg.exports, Bindings: p.reg.bindings, Schemas: p.reg.schemas, Consumers: p.consumers,
+	// Exports and schemas of other shards come from their replicas.
+	p.exports = &apiexport.Exports{Exports: sharding.WithReplicas(p.reg.exports, p.sharding.shards, sharding.APIExports), Bindings: p.reg.bindings,
+		Schemas: sharding.WithReplicas(p.reg.schemas, p.sharding.shards, sharding.APIResourceSchemas), Consumers: p.consumers,
 		Builtin: builtinGroups()}
 	p.newAuthorizer()
 	if err := p.newMounts(); err != nil {
@@ -109,7 +112,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	p.admission = dynamic.WithReinvocation(admission.NewChainHandler(append([]admission.Interface{
 		namespaces,
 		workspaceadmission.New(p.types, p.index, p.authz),
-		apibindingadmission.New(p.index.Resolve, authorization.NewBind(rbacSource(p.storage))),
+		apibindingadmission.New(sharding.Resolver(p.index.Resolve, p.sharding.shards), p.acrossShards(authorization.NewBind(rbacSource(p.storage)))),
 		reservedmetadata.New(),
 		apiexportvw.NewAdmission(p.exports),
 		logicalclusteradmission.New(),
@@ -153,12 +156,12 @@ func (p *parts) newAuthorizer() {
 	p.authz, p.rules = authorization.New(rbacSource(p.storage), p.index, p.config.AuthorizationWebhook,
 		authorization.Fixed(authorizer.AuthorizerFunc(home.Authorizer)),
 		func(full, _ authorizer.Authorizer) authorizer.Authorizer {
-			return &apiexportvw.Authorizer{Exports: p.exports, RBAC: full}
+			return &apiexportvw.Authorizer{Exports: p.exports, RBAC: p.acrossShards(full)}
 		},
 		authorization.Fixed(p.maximalPermissionPolicy()),
 		authorization.Fixed(impersonation.Authorizer),
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
-			return lifecycle.Authorizer{RBAC: plain, Clusters: p.index}
+			return lifecycle.Authorizer{RBAC: p.acrossShards(plain), Clusters: p.index}
 		},
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
 			return apiresourceschemavw.Authorizer{RBAC: plain}
@@ -186,4 +189,13 @@ func (p *parts) newCRDHandler() error {
 		MinRequestTimeout: time.Duration(generic.MinRequestTimeout) * time.Second,
 	}
 	return nil
+}
+
+// acrossShards lets local decide in this shard's clusters and asks the
+// shard holding any other cluster (a SubjectAccessReview there).
+func (p *parts) acrossShards(local authorizer.Authorizer) authorizer.Authorizer {
+	return sharding.Authorizer{Local: local, Shards: p.sharding.shards, IsLocal: func(cluster string) bool {
+		_, ok := p.index.Get(cluster)
+		return ok
+	}}
 }

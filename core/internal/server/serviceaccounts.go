@@ -22,6 +22,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/registry/builtin"
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
 	"github.com/meshplane/meshplane/core/internal/serviceaccount"
+	"github.com/meshplane/meshplane/core/internal/sharding"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiresourceschemavw"
 	"github.com/meshplane/meshplane/core/internal/virtual/lifecycle"
@@ -65,8 +66,27 @@ func (p *parts) newServiceAccounts() error {
 		informer:     wildcard.NewInformer(sas.Storage, &corev1.ServiceAccount{}),
 		tokenSecrets: wildcard.NewFilteredInformer(secrets.Storage, &corev1.Secret{}, "type="+string(corev1.SecretTypeServiceAccountToken)),
 	}
+	// A token of a cluster on another shard (shards of an install share
+	// the signing key) is checked against its objects there.
 	lookup := &serviceaccount.InformerLookup{ServiceAccounts: s.informer, Secrets: s.tokenSecrets,
-		GetServiceAccount: sas.Get, GetSecret: secrets.Get}
+		GetServiceAccount: func(ctx context.Context, cluster, namespace, name string) (*corev1.ServiceAccount, error) {
+			if c, ok, err := p.holding(ctx, cluster); ok || err != nil {
+				if err != nil {
+					return nil, err
+				}
+				return c.ServiceAccounts.Get(ctx, cluster, namespace, name)
+			}
+			return sas.Get(ctx, cluster, namespace, name)
+		},
+		GetSecret: func(ctx context.Context, cluster, namespace, name string) (*corev1.Secret, error) {
+			if c, ok, err := p.holding(ctx, cluster); ok || err != nil {
+				if err != nil {
+					return nil, err
+				}
+				return c.Secrets.Get(ctx, cluster, namespace, name)
+			}
+			return secrets.Get(ctx, cluster, namespace, name)
+		}}
 	c := p.config
 	s.authenticator = serviceaccount.NewAuthenticator(c.ServiceAccountKeys, c.Options.ServiceAccountIssuers,
 		c.ServiceAccountIssuer.APIAudiences(), p.tokenClusterAllowed, lookup)
@@ -100,16 +120,35 @@ func (p *parts) tokenClusterAllowed(ctx context.Context, cluster string) bool {
 		return true // RBAC in the consumer sees other clusters' service accounts by their global name
 	}
 	if t, ok := apiexportvw.From(ctx); ok {
-		c, ok := p.index.Resolve(t.Cluster)
+		c, ok := p.resolveAnywhere(t.Cluster)
 		return ok && c == cluster
 	}
 	if t, ok := lifecycle.From(ctx); ok {
 		if i := strings.LastIndex(t.ID, ":"); i > 0 {
-			c, ok := p.index.Resolve(t.ID[:i])
+			c, ok := p.resolveAnywhere(t.ID[:i])
 			return ok && c == cluster
 		}
 	}
 	return false
+}
+
+// resolveAnywhere resolves a workspace path or logical cluster name on
+// this shard, else on the others (their replicas).
+func (p *parts) resolveAnywhere(pathOrName string) (string, bool) {
+	if c, ok := sharding.Resolver(p.index.Resolve, p.sharding.shards)(pathOrName); ok {
+		return c, true
+	}
+	_, ok := p.sharding.shards.Others().ShardOf(pathOrName)
+	return pathOrName, ok
+}
+
+// holding returns the clients of the other shard holding cluster (false
+// for a cluster of this shard, or of none).
+func (p *parts) holding(ctx context.Context, cluster string) (*sharding.Clients, bool, error) {
+	if _, ok := p.index.Get(cluster); ok {
+		return nil, false, nil
+	}
+	return p.sharding.shards.Holding(ctx, cluster)
 }
 
 // withServiceAccountTokens adds service-account bearer tokens to the

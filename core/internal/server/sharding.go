@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,10 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
+	apiexportcontroller "github.com/meshplane/meshplane/core/internal/controllers/apiexport"
+	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
 	"github.com/meshplane/meshplane/core/internal/sharding"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
@@ -94,6 +98,12 @@ func (p *parts) newSharding() error {
 // shard.
 func (p *parts) typesElsewhere(ctx context.Context, path, name string) (*tenancyv1alpha1.WorkspaceType, error) {
 	s := p.sharding.shards
+	// The replica first; a type made a moment ago is read where it is.
+	if cluster, _, ok := s.Others().Resolve(path); ok {
+		if o, _, ok := s.Others().Get(sharding.WorkspaceTypes, cluster, name); ok {
+			return o.DeepCopyObject().(*tenancyv1alpha1.WorkspaceType), nil
+		}
+	}
 	if path == clusters.Root && !p.isRootShard() {
 		// root's built-in types, the common case: one read on the root shard.
 		return s.WorkspaceType(ctx, path, name)
@@ -130,4 +140,74 @@ func shardItems(obj runtime.Object) ([]corev1alpha1.Shard, error) {
 		}
 	}
 	return out, nil
+}
+
+// replicateOtherShards runs the replicas of the other shards (after the
+// registration in root); on the root shard, a change of the Shards makes
+// them look at once; another shard waits for their first sync.
+func (p *parts) replicateOtherShards(ctx context.Context, inf informers) {
+	others := p.sharding.shards.Others()
+	if p.isRootShard() {
+		shards := wildcard.NewInformer(p.reg.shards.Storage, &corev1alpha1.Shard{})
+		_, _ = shards.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { others.Changed() },
+			UpdateFunc: func(any, any) { others.Changed() },
+			DeleteFunc: func(any) { others.Changed() },
+		})
+		go shards.RunWithContext(ctx)
+	}
+	go others.Run(ctx)
+	if p.isRootShard() {
+		return
+	}
+	// Another shard is ready once it sees root's objects (exports to bind,
+	// types): a bounded wait, root answered the registration already.
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if !cache.WaitForCacheSync(wait.Done(), others.HasSynced) {
+		klog.FromContext(ctx).Info("The replicas of the other shards did not sync within a minute; serving anyway")
+	}
+}
+
+// otherSlices are the endpoint slices of the other shards for the
+// APIExport controller, which adds this shard's URL to them.
+func (p *parts) otherSlices() *apiexportcontroller.Others {
+	shards := p.sharding.shards
+	others := shards.Others()
+	return &apiexportcontroller.Others{
+		Slices:  others.Source(sharding.EndpointSlices),
+		Exports: others.Source(sharding.APIExports),
+		List: func() []*apisv1alpha1.APIExportEndpointSlice {
+			var out []*apisv1alpha1.APIExportEndpointSlice
+			for _, objs := range others.List(sharding.EndpointSlices) {
+				for _, o := range objs {
+					out = append(out, o.(*apisv1alpha1.APIExportEndpointSlice))
+				}
+			}
+			return out
+		},
+		Get: func(cluster, name string) (*apisv1alpha1.APIExportEndpointSlice, string, bool) {
+			o, shard, ok := others.Get(sharding.EndpointSlices, cluster, name)
+			if !ok {
+				return nil, "", false
+			}
+			return o.(*apisv1alpha1.APIExportEndpointSlice), shard, true
+		},
+		UpdateStatus: func(ctx context.Context, shard, cluster string, s *apisv1alpha1.APIExportEndpointSlice) error {
+			sh, err := shards.Get(ctx, shard)
+			if err != nil {
+				return err
+			}
+			c, err := shards.ClientsFor(sh.Spec.BaseURL)
+			if err != nil {
+				return err
+			}
+			_, err = c.Slices.UpdateStatus(ctx, cluster, "", s.Name, s)
+			return err
+		},
+		Resolve: func(path string) (string, bool) {
+			c, _, ok := others.Resolve(path)
+			return c, ok
+		},
+	}
 }

@@ -156,3 +156,19 @@ func (r *Remote[T]) UpdateStatus(ctx context.Context, cluster, namespace, _ stri
 func (r *Remote[T]) Delete(ctx context.Context, cluster, namespace, name string) error {
 	return r.in(cluster, namespace).Delete(ctx, name, metav1.DeleteOptions{})
 }
+
+// Submit creates obj and returns the server's answer, status included: for
+// reviews, whose status is the answer.
+func (r *Remote[T]) Submit(ctx context.Context, cluster string, obj T) (T, error) {
+	var zero T
+	u, err := r.untyped(obj)
+	if err != nil {
+		return zero, err
+	}
+	delete(u.Object, "status")
+	out, err := r.in(cluster, "").Create(ctx, u, metav1.CreateOptions{})
+	if err != nil {
+		return zero, err
+	}
+	return r.typed(out)
+}

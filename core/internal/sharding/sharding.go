@@ -4,8 +4,11 @@
 // workspace lands on and registers a non-root shard in root.
 //
 // Controllers stay shard-unaware where they can: the workspace controller
-// asks Pick for a shard and gets clients for it (ClientsFor); requests
-// are always sent to the shard's own API, never through a front proxy.
+// asks Pick for a shard and gets clients for it (ClientsFor); readers fall
+// back to the replicas of the other shards' objects (Others,
+// WithReplicas); permission checks in another shard's clusters are asked
+// there (Authorizer). Requests are always sent to the shard's own API,
+// never through a front proxy.
 package sharding
 
 import (
@@ -15,8 +18,11 @@ import (
 	"slices"
 	"sync"
 
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -59,6 +65,10 @@ type Clients struct {
 	Bindings        client.Writer[*rbacv1.ClusterRoleBinding]
 	Workspaces      client.Reader[*tenancyv1alpha1.Workspace]
 	Types           client.Reader[*tenancyv1alpha1.WorkspaceType]
+	Slices          client.Client[*apisv1alpha1.APIExportEndpointSlice]
+	Reviews         *Remote[*authorizationv1.SubjectAccessReview]
+	ServiceAccounts client.Reader[*corev1.ServiceAccount]
+	Secrets         client.Reader[*corev1.Secret]
 }
 
 // Pick chooses the shard for a new workspace: one matching the
@@ -137,10 +147,30 @@ func (s *Shards) ClientsFor(baseURL string) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
+	slices, err := NewRemote[*apisv1alpha1.APIExportEndpointSlice](cfg, apisv1alpha1.SchemeGroupVersion.WithResource("apiexportendpointslices"),
+		func() *apisv1alpha1.APIExportEndpointSlice { return &apisv1alpha1.APIExportEndpointSlice{} })
+	if err != nil {
+		return nil, err
+	}
+	reviews, err := NewRemote[*authorizationv1.SubjectAccessReview](cfg, authorizationv1.SchemeGroupVersion.WithResource("subjectaccessreviews"),
+		func() *authorizationv1.SubjectAccessReview { return &authorizationv1.SubjectAccessReview{} })
+	if err != nil {
+		return nil, err
+	}
+	sas, err := NewRemote[*corev1.ServiceAccount](cfg, corev1.SchemeGroupVersion.WithResource("serviceaccounts"),
+		func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} })
+	if err != nil {
+		return nil, err
+	}
+	secrets, err := NewRemote[*corev1.Secret](cfg, corev1.SchemeGroupVersion.WithResource("secrets"), func() *corev1.Secret { return &corev1.Secret{} })
+	if err != nil {
+		return nil, err
+	}
 	if s.clients == nil {
 		s.clients = map[string]*Clients{}
 	}
-	c := &Clients{LogicalClusters: lcs, Bindings: crbs, Workspaces: wss, Types: types}
+	c := &Clients{LogicalClusters: lcs, Bindings: crbs, Workspaces: wss, Types: types, Slices: slices, Reviews: reviews,
+		ServiceAccounts: sas, Secrets: secrets}
 	s.clients[baseURL] = c
 	return c, nil
 }
@@ -157,6 +187,21 @@ func (s *Shards) Get(ctx context.Context, name string) (corev1alpha1.Shard, erro
 		}
 	}
 	return corev1alpha1.Shard{}, fmt.Errorf("shard %q is not registered in root", name)
+}
+
+// Holding returns the clients of the other shard that holds cluster
+// (false when no other shard does).
+func (s *Shards) Holding(ctx context.Context, cluster string) (*Clients, bool, error) {
+	shard, ok := s.Others().ShardOf(cluster)
+	if !ok {
+		return nil, false, nil
+	}
+	sh, err := s.Get(ctx, shard)
+	if err != nil {
+		return nil, false, err
+	}
+	c, err := s.ClientsFor(sh.Spec.BaseURL)
+	return c, err == nil, err
 }
 
 type shardKey struct{}

@@ -6,53 +6,116 @@ import (
 	"sync"
 	"time"
 
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
-// refreshShards is how often Others looks for shards that came or went.
-const refreshShards = 30 * time.Second
+// refreshShards is how often Others looks for shards that came or went
+// (at once after Changed).
+const refreshShards = 5 * time.Second
 
-// Others is one event source for the LogicalClusters of every other
-// shard: a wildcard informer per shard, started when a workspace is
-// scheduled there (Ensure) or found at start and every refreshShards.
-// Events carry *corev1alpha1.LogicalCluster.
+// Kind is a resource that shards read from each other.
+type Kind struct {
+	GVR schema.GroupVersionResource
+	// New returns an empty typed object: the replicas hold typed objects.
+	New func() runtime.Object
+}
+
+// The kinds every shard replicates from the others (docs/sharding.md):
+// LogicalClusters (paths and children), the objects an APIBinding needs
+// (exports, schemas), endpoint slices (each shard adds its URL) and
+// WorkspaceTypes (types of workspaces made elsewhere).
+var (
+	LogicalClusters    = Kind{corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"), func() runtime.Object { return &corev1alpha1.LogicalCluster{} }}
+	APIExports         = Kind{apisv1alpha2.SchemeGroupVersion.WithResource("apiexports"), func() runtime.Object { return &apisv1alpha2.APIExport{} }}
+	APIResourceSchemas = Kind{apisv1alpha1.SchemeGroupVersion.WithResource("apiresourceschemas"), func() runtime.Object { return &apisv1alpha1.APIResourceSchema{} }}
+	EndpointSlices     = Kind{apisv1alpha1.SchemeGroupVersion.WithResource("apiexportendpointslices"), func() runtime.Object { return &apisv1alpha1.APIExportEndpointSlice{} }}
+	WorkspaceTypes     = Kind{tenancyv1alpha1.SchemeGroupVersion.WithResource("workspacetypes"), func() runtime.Object { return &tenancyv1alpha1.WorkspaceType{} }}
+)
+
+var replicated = []Kind{LogicalClusters, APIExports, APIResourceSchemas, EndpointSlices, WorkspaceTypes}
+
+// pathIndex indexes replicated LogicalClusters by their kcp.io/path.
+const pathIndex = "path"
+
+// Others replicates, from every other shard, the kinds shards need from
+// each other: one wildcard informer per kind and shard on the shard's
+// API (the shard admin's credentials), started for the shards found at
+// Run and every refreshShards, or when a workspace is scheduled on one
+// (Ensure). Its stores answer Get and Resolve; Source gives a kind's
+// events (typed objects) to controllers.
 type Others struct {
 	shards *Shards
 
 	mu       sync.Mutex
 	ctx      context.Context
-	handlers []cache.ResourceEventHandler
+	handlers map[schema.GroupVersionResource][]cache.ResourceEventHandler
 	running  map[string]*otherShard
+	changed  chan struct{}
+	// onShards are called when a shard is replicated or dropped.
+	onShards []func()
+	// listed is true once Run listed the Shards.
+	listed bool
 }
 
 type otherShard struct {
-	baseURL string
-	stop    context.CancelFunc
+	baseURL   string
+	stop      context.CancelFunc
+	informers map[schema.GroupVersionResource]cache.SharedIndexInformer
 }
 
-// Others returns the event source of the other shards' LogicalClusters.
+// Others returns the replicas of the other shards.
 func (s *Shards) Others() *Others {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.others == nil {
-		s.others = &Others{shards: s, running: map[string]*otherShard{}}
+		s.others = &Others{shards: s, running: map[string]*otherShard{}, handlers: map[schema.GroupVersionResource][]cache.ResourceEventHandler{},
+			changed: make(chan struct{}, 1)}
 	}
 	return s.others
 }
 
 // AddEventHandler registers h for the events of every other shard's
-// LogicalClusters (before Run).
+// LogicalClusters.
 func (o *Others) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.handlers = append(o.handlers, h)
+	return o.Source(LogicalClusters).AddEventHandler(h)
+}
+
+// Source is the event source of one kind on every other shard.
+type Source struct {
+	o    *Others
+	kind Kind
+}
+
+// Source returns the event source of kind on every other shard.
+func (o *Others) Source(kind Kind) Source { return Source{o: o, kind: kind} }
+
+// AddEventHandler registers h; the objects already replicated are added
+// to it at once.
+func (s Source) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	s.o.mu.Lock()
+	s.o.handlers[s.kind.GVR] = append(s.o.handlers[s.kind.GVR], h)
+	var existing []any
+	for _, r := range s.o.running {
+		existing = append(existing, r.informers[s.kind.GVR].GetStore().List()...)
+	}
+	s.o.mu.Unlock()
+	for _, obj := range existing {
+		h.OnAdd(obj, true)
+	}
 	return nil, nil
 }
 
@@ -67,7 +130,32 @@ func (o *Others) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(refreshShards):
+		case <-o.changed:
 		}
+	}
+}
+
+// OnShardsChanged registers f, called when another shard comes or goes.
+func (o *Others) OnShardsChanged(f func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.onShards = append(o.onShards, f)
+}
+
+func (o *Others) shardsChanged() {
+	o.mu.Lock()
+	fs := append([]func(){}, o.onShards...)
+	o.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// Changed says the Shards changed: Run looks at them at once.
+func (o *Others) Changed() {
+	select {
+	case o.changed <- struct{}{}:
+	default:
 	}
 }
 
@@ -77,6 +165,11 @@ func (o *Others) refresh(ctx context.Context) {
 		klog.FromContext(ctx).Info("Cannot list shards", "err", err.Error())
 		return
 	}
+	defer func() {
+		o.mu.Lock()
+		o.listed = true
+		o.mu.Unlock()
+	}()
 	seen := map[string]bool{}
 	for _, sh := range all {
 		if sh.Name != o.shards.Self {
@@ -85,43 +178,137 @@ func (o *Others) refresh(ctx context.Context) {
 		}
 	}
 	o.mu.Lock()
-	defer o.mu.Unlock()
+	dropped := false
 	for name, r := range o.running {
 		if !seen[name] {
 			r.stop()
 			delete(o.running, name)
+			dropped = true
 		}
+	}
+	o.mu.Unlock()
+	if dropped {
+		o.shardsChanged()
 	}
 }
 
-// Ensure watches the LogicalClusters of shard name at baseURL (again, when
-// its URL changed). Before Run it does nothing: Run's first listing does.
+// Ensure replicates shard name at baseURL (again, when its URL changed).
+// Before Run it does nothing: Run's first listing does.
 func (o *Others) Ensure(name, baseURL string) {
+	if o.ensure(name, baseURL) {
+		o.shardsChanged()
+	}
+}
+
+// ensure is Ensure; it reports whether it started replicating.
+func (o *Others) ensure(name, baseURL string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.ctx == nil || name == o.shards.Self {
-		return
+		return false
 	}
 	if r, ok := o.running[name]; ok {
 		if r.baseURL == baseURL {
-			return
+			return false
 		}
 		r.stop()
 		delete(o.running, name)
 	}
 	log := klog.FromContext(o.ctx).WithValues("shard", name, "baseURL", baseURL)
-	inf, err := o.informer(baseURL)
-	if err != nil {
-		log.Error(err, "Cannot watch the LogicalClusters of a shard")
-		return
-	}
 	ctx, stop := context.WithCancel(o.ctx)
-	o.running[name] = &otherShard{baseURL: baseURL, stop: stop}
-	go inf.RunWithContext(ctx)
-	log.V(2).Info("Watching the LogicalClusters of a shard")
+	r := &otherShard{baseURL: baseURL, stop: stop, informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{}}
+	for _, kind := range replicated {
+		inf, err := o.informer(baseURL, kind)
+		if err != nil {
+			stop()
+			log.Error(err, "Cannot replicate a shard")
+			return false
+		}
+		r.informers[kind.GVR] = inf
+	}
+	o.running[name] = r
+	for _, inf := range r.informers {
+		go inf.RunWithContext(ctx)
+	}
+	log.V(2).Info("Replicating a shard")
+	return true
 }
 
-func (o *Others) informer(baseURL string) (cache.SharedIndexInformer, error) {
+// HasSynced reports whether Run listed the Shards and every replica
+// listed its shard once.
+func (o *Others) HasSynced() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.listed {
+		return false
+	}
+	for _, r := range o.running {
+		for _, inf := range r.informers {
+			if !inf.HasSynced() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Get returns the replicated object of kind named name in cluster and the
+// shard it is on.
+func (o *Others) Get(kind Kind, cluster, name string) (runtime.Object, string, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	key := kcpcache.ToClusterAwareKey(cluster, "", name)
+	for shard, r := range o.running {
+		if obj, ok, _ := r.informers[kind.GVR].GetIndexer().GetByKey(key); ok {
+			return obj.(runtime.Object), shard, true
+		}
+	}
+	return nil, "", false
+}
+
+// List returns the replicated objects of kind on every other shard, with
+// the shard of each.
+func (o *Others) List(kind Kind) map[string][]runtime.Object {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string][]runtime.Object{}
+	for shard, r := range o.running {
+		for _, obj := range r.informers[kind.GVR].GetStore().List() {
+			out[shard] = append(out[shard], obj.(runtime.Object))
+		}
+	}
+	return out
+}
+
+// Resolve returns the logical cluster of a workspace path held by another
+// shard, and that shard.
+func (o *Others) Resolve(path string) (cluster, shard string, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for name, r := range o.running {
+		objs, _ := r.informers[LogicalClusters.GVR].GetIndexer().ByIndex(pathIndex, path)
+		for _, obj := range objs {
+			if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && lc.DeletionTimestamp == nil {
+				return lc.Annotations[clusterAnnotation], name, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// ShardOf returns the other shard that holds a logical cluster.
+func (o *Others) ShardOf(cluster string) (string, bool) {
+	_, shard, ok := o.Get(LogicalClusters, cluster, corev1alpha1.LogicalClusterName)
+	return shard, ok
+}
+
+// clusterAnnotation names an object's logical cluster.
+const clusterAnnotation = "kcp.io/cluster"
+
+// informer lists and watches kind in every cluster of the shard at
+// baseURL; its store is keyed by cluster and name and holds typed
+// objects.
+func (o *Others) informer(baseURL string, kind Kind) (cache.SharedIndexInformer, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		return nil, err
@@ -132,45 +319,50 @@ func (o *Others) informer(baseURL string) (cache.SharedIndexInformer, error) {
 	if err != nil {
 		return nil, err
 	}
-	inf := dynamicinformer.NewFilteredDynamicInformer(dyn, corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"), "", 0, cache.Indexers{}, nil).Informer()
-	typed := func(obj any) (any, bool) {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
+	res := dyn.Resource(kind.GVR)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return res.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return res.Watch(ctx, opts)
+		},
+	}
+	indexers := cache.Indexers{}
+	if kind.GVR == LogicalClusters.GVR {
+		indexers[pathIndex] = func(obj any) ([]string, error) {
+			if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && lc.Annotations["kcp.io/path"] != "" {
+				return []string{lc.Annotations["kcp.io/path"]}, nil
+			}
+			return nil, nil
 		}
+	}
+	inf := kcpinformers.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, indexers)
+	if err := inf.SetTransform(func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
-			return nil, false
+			return obj, nil
 		}
-		lc := &corev1alpha1.LogicalCluster{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lc); err != nil {
-			return nil, false
+		typed := kind.New()
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+			return nil, err
 		}
-		return lc, true
+		return typed, nil
+	}); err != nil {
+		return nil, err
 	}
 	each := func(f func(h cache.ResourceEventHandler)) {
 		o.mu.Lock()
-		hs := append([]cache.ResourceEventHandler(nil), o.handlers...)
+		hs := append([]cache.ResourceEventHandler(nil), o.handlers[kind.GVR]...)
 		o.mu.Unlock()
 		for _, h := range hs {
 			f(h)
 		}
 	}
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if lc, ok := typed(obj); ok {
-				each(func(h cache.ResourceEventHandler) { h.OnAdd(lc, false) })
-			}
-		},
-		UpdateFunc: func(old, obj any) {
-			if lc, ok := typed(obj); ok {
-				each(func(h cache.ResourceEventHandler) { h.OnUpdate(lc, lc) })
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if lc, ok := typed(obj); ok {
-				each(func(h cache.ResourceEventHandler) { h.OnDelete(lc) })
-			}
-		},
+		AddFunc:    func(obj any) { each(func(h cache.ResourceEventHandler) { h.OnAdd(obj, false) }) },
+		UpdateFunc: func(old, obj any) { each(func(h cache.ResourceEventHandler) { h.OnUpdate(old, obj) }) },
+		DeleteFunc: func(obj any) { each(func(h cache.ResourceEventHandler) { h.OnDelete(obj) }) },
 	})
 	return inf, err
 }

@@ -31,7 +31,8 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	// The launcher finds the components beside itself or in --bin-dir.
-	if binDir, err = framework.PlatformBinDir(); err != nil {
+	// front-proxy: for --shards 2.
+	if binDir, err = framework.PlatformBinDir(framework.BinarySpec{Name: "front-proxy", Module: "proxy", Pkg: "./cmd/front-proxy"}); err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(binDir)

@@ -7,12 +7,15 @@ import (
 	"strings"
 	"sync"
 
+	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -146,13 +149,31 @@ func (w *Watcher) watchShard(parent context.Context, name, baseURL string) (*sha
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(parent)
-	lcs := metadatainformer.NewFilteredMetadataInformer(meta, logicalClustersGVR, "", 0, cache.Indexers{}, nil).Informer()
+	// kcp's informers key objects by cluster too: every LogicalCluster is
+	// named "cluster", and Workspaces of different clusters share names.
+	lcRes := meta.Resource(logicalClustersGVR)
+	lcs := kcpinformers.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return lcRes.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return lcRes.Watch(ctx, opts)
+		},
+	}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 	_, _ = lcs.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { w.cluster(name, o, false) },
 		UpdateFunc: func(_, o any) { w.cluster(name, o, false) },
 		DeleteFunc: func(o any) { w.cluster(name, o, true) },
 	})
-	wss := dynamicinformer.NewFilteredDynamicInformer(dyn, workspacesGVR, "", 0, cache.Indexers{}, nil).Informer()
+	wsRes := dyn.Resource(workspacesGVR)
+	wss := kcpinformers.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return wsRes.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return wsRes.Watch(ctx, opts)
+		},
+	}, &unstructured.Unstructured{}, 0, cache.Indexers{})
 	_, _ = wss.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { w.workspace(o, false) },
 		UpdateFunc: func(_, o any) { w.workspace(o, false) },

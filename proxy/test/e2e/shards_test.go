@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,65 +27,22 @@ spec:
         x-kubernetes-preserve-unknown-fields: true
 `
 
-// workspaceOn is a Workspace pinned by spec.location.selector to the
-// shards labelled shard=<shard>.
-func workspaceOn(name, shard string) string {
-	return fmt.Sprintf(`apiVersion: tenancy.kcp.io/v1alpha1
-kind: Workspace
-metadata:
-  name: %s
-spec:
-  location:
-    selector:
-      matchLabels:
-        shard: %s
-`, name, shard)
-}
-
-// waitReady waits for a Workspace (in k's workspace) to be Ready and
-// returns its logical cluster and the shard annotation.
-func waitReady(t *testing.T, k *framework.Kubectl, name string) (cluster, shard string) {
-	t.Helper()
-	framework.Eventually(t, 2*time.Minute, 200*time.Millisecond, "workspace "+name+" to be Ready", func() (bool, string) {
-		out, errOut, err := k.RunErr(t, "get", "workspace", name, "-o", `jsonpath={.status.phase}|{.spec.cluster}|{.metadata.annotations.core\.kcp\.io/shard}|{.status.conditions}`)
-		if err != nil {
-			return false, errOut
-		}
-		parts := strings.SplitN(out, "|", 4)
-		cluster, shard = parts[1], parts[2]
-		return parts[0] == "Ready", out
-	})
-	return cluster, shard
-}
-
 // TestShards runs a root shard and shard b, each with its own embedded
 // etcd, behind one front proxy: workspaces land on the shard their
 // location selector names, a tree spans both shards, and kubectl ws moves
 // through it.
 func TestShards(t *testing.T) {
-	p := framework.NewProxyPKI(t)
-	root := framework.StartServer(t, framework.WithExtraArgs(append(p.ShardArgs(), "--shard-external-url", p.URL)...))
-	rootKubeconfig := filepath.Join(t.TempDir(), "root-shard.kubeconfig")
-	if err := framework.WriteContextKubeconfig(root.Kubeconfig, "shard-base", rootKubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	b := framework.StartServer(t, framework.WithCredentialsOf(root), framework.WithExtraArgs(append(p.ShardArgs(),
-		"--shard-name", "b", "--root-shard-kubeconfig", rootKubeconfig, "--shard-external-url", p.URL)...))
-	fp := framework.StartFrontProxy(t, p, root)
-	ps := fp.Server(t)
-
+	sh := framework.StartShards(t)
+	root, b, fp, ps := sh.Root, sh.B, sh.Proxy, sh.Via
+	p := fp.PKI
 	inRootShard := root.KubectlFor("root")
-	framework.Eventually(t, 30*time.Second, 200*time.Millisecond, "shard b to register in root", func() (bool, string) {
-		out, errOut, err := inRootShard.RunErr(t, "get", "shards", "-o", `jsonpath={range .items[*]}{.metadata.name}={.spec.baseURL},{.spec.externalURL} {end}`)
-		return err == nil && strings.Contains(out, "b="+b.BaseURL+","+p.URL), out + errOut
-	})
-	inRootShard.Run(t, "label", "shard", "root", "shard=root")
-	inRootShard.Run(t, "label", "shard", "b", "shard=b")
+	framework.RequireContains(t, inRootShard.Run(t, "get", "shards", "-o", `jsonpath={range .items[*]}{.metadata.name}={.spec.baseURL},{.spec.externalURL} {end}`),
+		"b="+b.BaseURL+","+p.URL, "shard b's URLs in root")
 
 	viaProxy := ps.KubectlFor("root")
 	org := framework.UniqueName("onb")
-	viaProxy.RunStdin(t, workspaceOn(org, "b"), "apply", "-f", "-")
-	orgCluster, shard := waitReady(t, viaProxy, org)
+	viaProxy.RunStdin(t, framework.PinnedWorkspace(org, "b", ""), "apply", "-f", "-")
+	orgCluster, shard := framework.WaitWorkspaceReady(t, viaProxy, org)
 	framework.RequireEqual(t, shard, "b", "shard of "+org)
 	// Its LogicalCluster is on shard b, not on root.
 	framework.RequireEqual(t, b.KubectlFor(orgCluster).Run(t, "get", "logicalcluster", "cluster", "-o", `jsonpath={.metadata.annotations.kcp\.io/path}`),
@@ -114,8 +70,8 @@ func TestShards(t *testing.T) {
 	// A child on the root shard of the workspace on b, created through the
 	// proxy (b schedules it and writes its LogicalCluster on root).
 	inOrg := ps.KubectlFor("root:" + org)
-	inOrg.RunStdin(t, workspaceOn("child", "root"), "apply", "-f", "-")
-	childCluster, shard := waitReady(t, inOrg, "child")
+	inOrg.RunStdin(t, framework.PinnedWorkspace("child", "root", ""), "apply", "-f", "-")
+	childCluster, shard := framework.WaitWorkspaceReady(t, inOrg, "child")
 	framework.RequireEqual(t, shard, "root", "shard of root:"+org+":child")
 	framework.RequireEqual(t, root.KubectlFor(childCluster).Run(t, "get", "logicalcluster", "cluster", "-o", `jsonpath={.metadata.annotations.kcp\.io/path}`),
 		"root:"+org+":child", "path of the child's LogicalCluster on the root shard")
@@ -138,7 +94,7 @@ func TestShards(t *testing.T) {
 	inOrg.RunStdin(t, "apiVersion: tenancy.kcp.io/v1alpha1\nkind: WorkspaceType\nmetadata:\n  name: custom\nspec: {}\n", "apply", "-f", "-")
 	inChild := ps.KubectlFor("root:" + org + ":child")
 	inChild.RunStdin(t, fmt.Sprintf("apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata:\n  name: grand\nspec:\n  location:\n    selector:\n      matchLabels:\n        shard: root\n  type:\n    name: custom\n    path: root:%s\n", org), "apply", "-f", "-")
-	_, shard = waitReady(t, inChild, "grand")
+	_, shard = framework.WaitWorkspaceReady(t, inChild, "grand")
 	framework.RequireEqual(t, shard, "root", "shard of a workspace of a type from shard b, made on the root shard")
 	framework.RequireEqual(t, inChild.Run(t, "get", "workspace", "grand", "-o", "jsonpath={.spec.type.path}:{.spec.type.name}"), "root:"+org+":custom",
 		"type of the workspace")
@@ -154,8 +110,8 @@ func TestShards(t *testing.T) {
 
 	// An APIExport on shard b, bound in a workspace on b; its virtual
 	// workspace (/services/apiexport/<cluster>/...) is routed to b.
-	inOrg.RunStdin(t, workspaceOn("provider", "b"), "apply", "-f", "-")
-	providerCluster, shard := waitReady(t, inOrg, "provider")
+	inOrg.RunStdin(t, framework.PinnedWorkspace("provider", "b", ""), "apply", "-f", "-")
+	providerCluster, shard := framework.WaitWorkspaceReady(t, inOrg, "provider")
 	framework.RequireEqual(t, shard, "b", "shard of the provider")
 	provider := framework.Workspace{Name: "provider", Path: "root:" + org + ":provider", Cluster: providerCluster}
 	ps.ExportCRD(t, provider, widgetsCRD, "example.com")
@@ -170,12 +126,12 @@ func TestShards(t *testing.T) {
 	// An unschedulable shard takes no new workspace until it is
 	// schedulable again.
 	inRootShard.Run(t, "annotate", "shard", "b", "experimental.core.kcp.io/unschedulable=true")
-	viaProxy.RunStdin(t, workspaceOn(org+"-later", "b"), "apply", "-f", "-")
+	viaProxy.RunStdin(t, framework.PinnedWorkspace(org+"-later", "b", ""), "apply", "-f", "-")
 	framework.Eventually(t, time.Minute, 200*time.Millisecond, "the workspace to be Unschedulable", func() (bool, string) {
 		out := viaProxy.Run(t, "get", "workspace", org+"-later", "-o", `jsonpath={.status.conditions[?(@.type=="WorkspaceScheduled")].reason}|{.spec.cluster}`)
 		return out == "Unschedulable|", out
 	})
 	inRootShard.Run(t, "annotate", "shard", "b", "experimental.core.kcp.io/unschedulable-")
-	_, shard = waitReady(t, viaProxy, org+"-later")
+	_, shard = framework.WaitWorkspaceReady(t, viaProxy, org+"-later")
 	framework.RequireEqual(t, shard, "b", "shard of "+org+"-later once b is schedulable")
 }

@@ -23,6 +23,11 @@
 // RunWalkthrough runs the ```sh blocks of a README as one bash script, so a
 // walk-through's commands are tested as a user would paste them.
 //
+// A sharded install: StartShards starts a root shard, shard b and the
+// front proxy (NewProxyPKI, StartFrontProxy, FrontProxy.Server for the
+// kit's view through it); PinnedWorkspace, CreatePinnedWorkspace and
+// WaitWorkspaceReady place workspaces on a shard.
+//
 // A throwaway PostgreSQL server for a test is sdk/testing/postgres
 // (initdb + postgres on a free port, a superuser DSN, stopped by PID).
 //

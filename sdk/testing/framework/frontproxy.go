@@ -79,6 +79,9 @@ type FrontProxy struct {
 	LogPath    string
 	PKI        *ProxyPKI
 	proc       *process.Process
+	bin        string
+	args       []string
+	log        *os.File
 }
 
 // StartFrontProxy starts bin/front-proxy in front of root (the root
@@ -105,32 +108,49 @@ func StartFrontProxy(t testing.TB, p *ProxyPKI, root *Server, extraArgs ...strin
 		"--client-ca-file", p.ClientCA.CertFile,
 		"--proxy-client-cert-file", p.ProxyClient.CertFile, "--proxy-client-key-file", p.ProxyClient.KeyFile,
 		"--root-kubeconfig", watchKubeconfig}, extraArgs...)
-	lf, err := os.Create(fp.LogPath)
-	if err != nil {
+	if fp.log, err = os.Create(fp.LogPath); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = lf, lf
-	if fp.proc, err = process.StartProcess(cmd); err != nil {
-		t.Fatalf("starting front-proxy: %v", err)
-	}
+	fp.bin, fp.args = bin, args
 	t.Cleanup(func() {
 		if err := fp.proc.Stop(10 * time.Second); err != nil {
 			t.Errorf("stopping front-proxy: %v", err)
 		}
-		lf.Close()
+		fp.log.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(fp.LogPath)
 			t.Logf("front-proxy log:\n%s", b)
 		}
 	})
+	fp.start(t)
+	return fp
+}
+
+// start runs the proxy process and waits until its index is filled.
+func (fp *FrontProxy) start(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(fp.bin, fp.args...)
+	cmd.Stdout, cmd.Stderr = fp.log, fp.log
+	var err error
+	if fp.proc, err = process.StartProcess(cmd); err != nil {
+		t.Fatalf("starting front-proxy: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := process.WaitReady(ctx, fp.URL+"/readyz", 100*time.Millisecond, fp.proc.Exited()); err != nil {
 		b, _ := os.ReadFile(fp.LogPath)
 		t.Fatalf("front-proxy: %v\n%s", err, b)
 	}
-	return fp
+}
+
+// Restart stops the proxy and starts it again on the same port: its
+// index is rebuilt from the shards' objects.
+func (fp *FrontProxy) Restart(t testing.TB) {
+	t.Helper()
+	if err := fp.proc.Stop(10 * time.Second); err != nil {
+		t.Fatalf("stopping front-proxy: %v", err)
+	}
+	fp.start(t)
 }
 
 // Server returns the kit's view of the platform through the proxy: its

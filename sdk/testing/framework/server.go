@@ -76,8 +76,8 @@ func WithStartTimeout(d time.Duration) Option {
 
 // WithCredentialsOf makes the server another shard of root's install: it
 // starts with root's CA (ca.crt, ca.key: its serving certificate is
-// signed by it), admin tokens and token users, so one kubeconfig and one
-// token work on every shard.
+// signed by it), admin tokens, service-account signing key and token
+// users, so one kubeconfig and one token work on every shard.
 func WithCredentialsOf(root *Server) Option {
 	return func(o *Options) { o.ShareWith = root }
 }
@@ -236,10 +236,11 @@ func defaultStartTimeout() time.Duration {
 
 func keepDirs() bool { return os.Getenv("MESHPLANE_E2E_KEEP") != "" }
 
-// shareCredentials copies root's CA and admin tokens into the root
-// directory (the server uses files it finds there).
+// shareCredentials copies root's CA, admin tokens and service-account
+// signing key into the root directory (the server uses files it finds
+// there).
 func (s *Server) shareCredentials(root *Server) error {
-	for _, f := range []string{"ca.crt", "ca.key", "admin-tokens"} {
+	for _, f := range []string{"ca.crt", "ca.key", "admin-tokens", "service-account.key"} {
 		b, err := os.ReadFile(filepath.Join(root.RootDir, f))
 		if err != nil {
 			return fmt.Errorf("sharing credentials of %s: %w", root.RootDir, err)

@@ -43,6 +43,8 @@ type Controller struct {
 	consumers       *apiexport.Consumers
 	bindingInformer cache.SharedIndexInformer
 	exportInformer  cache.SharedIndexInformer
+	// otherExports are the exports of other shards (nil on one shard).
+	otherExports runner.Source
 
 	deletion *deletionReconciler
 	binding  *bindingReconciler
@@ -51,15 +53,16 @@ type Controller struct {
 // New returns the controller. deleteAll deletes every object of a bound
 // resource in a cluster, remaining tells what is left of them. The
 // informers follow bindings and exports in every cluster; the caller runs
-// them.
+// them. resolve resolves export paths (on every shard); otherExports, when
+// not nil, sends the events of other shards' exports.
 func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader[*apisv1alpha2.APIExport],
 	schemas client.Reader[*apisv1alpha1.APIResourceSchema], index *tenancy.Index, crds *crd.Index, consumers *apiexport.Consumers,
 	deleteAll func(ctx context.Context, cluster string, def *apiextensionsv1.CustomResourceDefinition) error,
 	remaining func(ctx context.Context, cluster string, def *apiextensionsv1.CustomResourceDefinition) (Remaining, error),
-	bindingInformer, exportInformer cache.SharedIndexInformer) *Controller {
+	bindingInformer, exportInformer cache.SharedIndexInformer, resolve func(path string) (string, bool), otherExports runner.Source) *Controller {
 	return &Controller{
 		bindings: bindings, crds: crds, consumers: consumers,
-		bindingInformer: bindingInformer, exportInformer: exportInformer,
+		bindingInformer: bindingInformer, exportInformer: exportInformer, otherExports: otherExports,
 		deletion: &deletionReconciler{
 			bound:     crds.Bound,
 			deleteAll: deleteAll,
@@ -75,7 +78,7 @@ func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader
 			},
 		},
 		binding: &bindingReconciler{
-			resolve: index.Resolve,
+			resolve: resolve,
 			path:    index.Path,
 			getExport: func(ctx context.Context, cluster, name string) (*apisv1alpha2.APIExport, error) {
 				return exports.Get(ctx, cluster, "", name)
@@ -102,7 +105,7 @@ func (c *Controller) Run(ctx context.Context) {
 	_ = r.EnqueueFrom(c.bindingInformer, runner.ObjectKeys)
 	// A change of an export (identity, resources) concerns its bindings,
 	// and every binding not bound yet.
-	_ = r.EnqueueUpdatesFrom(c.exportInformer, func(obj any) []runner.Key {
+	exportChanged := func(obj any) []runner.Key {
 		e, ok := obj.(*apisv1alpha2.APIExport)
 		if !ok {
 			return nil
@@ -117,7 +120,13 @@ func (c *Controller) Run(ctx context.Context) {
 			}
 		}
 		return keys
-	})
+	}
+	_ = r.EnqueueUpdatesFrom(c.exportInformer, exportChanged)
+	if c.otherExports != nil {
+		// An export of another shard appears here when the replica lists
+		// it: that concerns bindings waiting for it too.
+		_ = r.EnqueueFrom(c.otherExports, exportChanged)
+	}
 	r.Run(ctx)
 }
 

@@ -10,15 +10,63 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 )
 
-// endpointsReconciler points a slice at its export's virtual workspace
-// while any cluster binds the export, and reports whether the export
-// exists.
+// endpointsReconciler lists this shard's virtual workspace URL in a slice
+// while any of its clusters binds the export (other shards add and remove
+// their own URLs, as in kcp), and, for a slice of this shard, reports
+// whether the export exists.
 type endpointsReconciler struct {
 	exportCluster func(cluster, path string) string
 	exportExists  func(ctx context.Context, cluster, name string) bool
 	bound         func(exportCluster, exportName string) bool
 	updateStatus  func(ctx context.Context, cluster string, s *apisv1alpha1.APIExportEndpointSlice) error
-	externalURL   string
+	// externalURL is this shard's virtual workspace URL (its Shard's
+	// spec.virtualWorkspaceURL).
+	externalURL string
+}
+
+// ownURL is this shard's endpoint of an export.
+func (r *endpointsReconciler) ownURL(exportCluster, exportName string) string {
+	return r.externalURL + "/services/apiexport/" + exportCluster + "/" + exportName
+}
+
+// withOwnURL returns endpoints with this shard's URL present or not: the
+// order of the URLs already there is kept (shards writing in turn must
+// not reorder each other's), a new URL goes last.
+func withOwnURL(endpoints []apisv1alpha1.APIExportEndpoint, own string, present bool) []apisv1alpha1.APIExportEndpoint {
+	var out []apisv1alpha1.APIExportEndpoint
+	found := false
+	for _, e := range endpoints {
+		switch {
+		case e.URL != own:
+			out = append(out, e)
+		case present && !found:
+			out = append(out, e)
+			found = true
+		}
+	}
+	if present && !found {
+		out = append(out, apisv1alpha1.APIExportEndpoint{URL: own})
+	}
+	return out
+}
+
+// reconcileOther keeps this shard's URL in a slice of another shard (the
+// replica's copy); that shard keeps its conditions.
+func (r *endpointsReconciler) reconcileOther(ctx context.Context, cluster string, slice *apisv1alpha1.APIExportEndpointSlice) error {
+	exportCluster := r.exportCluster(cluster, slice.Spec.APIExport.Path)
+	if exportCluster == "" {
+		return nil
+	}
+	own := r.ownURL(exportCluster, slice.Spec.APIExport.Name)
+	// Without the export the slice's shard drops every URL: so does this one.
+	present := slice.Spec.Partition == "" && r.bound(exportCluster, slice.Spec.APIExport.Name) &&
+		r.exportExists(ctx, exportCluster, slice.Spec.APIExport.Name)
+	want := slice.DeepCopy()
+	want.Status.APIExportEndpoints = withOwnURL(slice.Status.APIExportEndpoints, own, present)
+	if equality.Semantic.DeepEqual(want.Status.APIExportEndpoints, slice.Status.APIExportEndpoints) {
+		return nil
+	}
+	return r.updateStatus(ctx, cluster, want)
 }
 
 func (r *endpointsReconciler) reconcile(ctx context.Context, cluster string, slice *apisv1alpha1.APIExportEndpointSlice) (time.Duration, error) {
@@ -32,9 +80,7 @@ func (r *endpointsReconciler) reconcile(ctx context.Context, cluster string, sli
 	partitionOK := slice.Spec.Partition == ""
 	if exportCluster != "" && r.exportExists(ctx, exportCluster, exportName) {
 		valid = true
-		if r.bound(exportCluster, exportName) && partitionOK {
-			endpoints = []apisv1alpha1.APIExportEndpoint{{URL: r.externalURL + "/services/apiexport/" + exportCluster + "/" + exportName}}
-		}
+		endpoints = withOwnURL(slice.Status.APIExportEndpoints, r.ownURL(exportCluster, exportName), r.bound(exportCluster, exportName) && partitionOK)
 	}
 	want := slice.DeepCopy()
 	want.Status.APIExportEndpoints = endpoints

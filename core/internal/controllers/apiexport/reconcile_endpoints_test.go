@@ -2,6 +2,7 @@ package apiexport
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +114,78 @@ func TestEndpointsReconcilerMissingPartition(t *testing.T) {
 		conditions.GetReason(written, apisv1alpha1.PartitionValid) != apisv1alpha1.PartitionInvalidReferenceReason ||
 		!conditions.IsTrue(written, apisv1alpha1.APIExportValid) {
 		t.Fatalf("status written: %+v; want no endpoints, APIExportValid True, PartitionValid False (PartitionInvalidReference)", written)
+	}
+}
+
+// TestEndpointsOfSeveralShards: each shard adds and removes only its own
+// URL, on its slices and on other shards' slices, and leaves the others'.
+func TestEndpointsOfSeveralShards(t *testing.T) {
+	const (
+		mine  = "https://b.example/services/apiexport/provider/widgets"
+		other = "https://root.example/services/apiexport/provider/widgets"
+	)
+	for _, tt := range []struct {
+		name        string
+		remote      bool
+		bound       bool
+		have, want  []string
+		wantNoWrite bool
+		gone        bool
+	}{
+		{name: "bound here: added after the other shard's", bound: true, have: []string{other}, want: []string{other, mine}},
+		{name: "no consumer here: removed, the other kept", have: []string{mine, other}, want: []string{other}},
+		{name: "remote slice, bound here: added", remote: true, bound: true, have: []string{other}, want: []string{other, mine}},
+		{name: "remote slice, no consumer: removed", remote: true, have: []string{other, mine}, want: []string{other}},
+		{name: "remote slice, up to date: no write", remote: true, bound: true, have: []string{other, mine}, wantNoWrite: true},
+		{name: "bound here, listed first: order kept", bound: true, have: []string{mine, other}, want: []string{mine, other}},
+		{name: "remote slice, listed first: order kept, no write", remote: true, bound: true, have: []string{mine, other}, wantNoWrite: true},
+		{name: "remote slice, export gone: removed", remote: true, bound: true, gone: true, have: []string{mine}, want: nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var written *apisv1alpha1.APIExportEndpointSlice
+			r := &endpointsReconciler{
+				exportCluster: func(_, _ string) string { return "provider" },
+				exportExists:  func(context.Context, string, string) bool { return !tt.gone },
+				bound:         func(string, string) bool { return tt.bound },
+				updateStatus: func(_ context.Context, _ string, s *apisv1alpha1.APIExportEndpointSlice) error {
+					written = s
+					return nil
+				},
+				externalURL: "https://b.example",
+			}
+			slice := &apisv1alpha1.APIExportEndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "widgets"},
+				Spec: apisv1alpha1.APIExportEndpointSliceSpec{APIExport: apisv1alpha1.ExportBindingReference{Name: "widgets"}}}
+			for _, u := range tt.have {
+				slice.Status.APIExportEndpoints = append(slice.Status.APIExportEndpoints, apisv1alpha1.APIExportEndpoint{URL: u})
+			}
+			var err error
+			if tt.remote {
+				err = r.reconcileOther(context.Background(), "provider", slice)
+			} else {
+				_, err = r.reconcile(context.Background(), "provider", slice)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantNoWrite {
+				if written != nil {
+					t.Fatalf("wrote %v, want no write", written.Status.APIExportEndpoints)
+				}
+				return
+			}
+			if written == nil {
+				t.Fatal("no write")
+			}
+			var got []string
+			for _, e := range written.Status.APIExportEndpoints {
+				got = append(got, e.URL)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("endpoints = %v, want %v", got, tt.want)
+			}
+			if tt.remote && len(written.Status.Conditions) != 0 {
+				t.Errorf("a remote slice's conditions were written: %v", written.Status.Conditions)
+			}
+		})
 	}
 }

@@ -33,6 +33,9 @@ type Controller struct {
 	Bindings client.Client[*apisv1alpha2.APIBinding]
 	// Exports reads the exports the bindings point at, for their claims.
 	Exports client.Reader[*apisv1alpha2.APIExport]
+	// Resolve resolves the exports' workspace paths (Index.Resolve when
+	// nil; across shards, theirs too).
+	Resolve func(path string) (string, bool)
 }
 
 // New returns the controller.
@@ -97,7 +100,11 @@ func (c *Controller) claims(ctx context.Context, path, name string) ([]apisv1alp
 	if c.Exports == nil {
 		return nil, nil
 	}
-	cluster, ok := c.Index.Resolve(path)
+	resolve := c.Index.Resolve
+	if c.Resolve != nil {
+		resolve = c.Resolve
+	}
+	cluster, ok := resolve(path)
 	if !ok {
 		return nil, fmt.Errorf("workspace %s of APIExport %s not found", path, name)
 	}

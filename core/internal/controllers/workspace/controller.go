@@ -144,10 +144,8 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 	_ = r.EnqueueFrom(c.index.Informer(), owner)
 	if c.shards != nil {
-		// Children on other shards.
-		others := c.shards.Others()
-		_ = r.EnqueueFrom(others, owner)
-		go others.Run(ctx)
+		// Children on other shards (the server runs the replicas).
+		_ = r.EnqueueFrom(c.shards.Others(), owner)
 	}
 	r.Run(ctx)
 }

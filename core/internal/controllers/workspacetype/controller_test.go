@@ -2,8 +2,10 @@ package workspacetype
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,7 +61,7 @@ func TestReconcile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeTypes{wt: &tenancyv1alpha1.WorkspaceType{ObjectMeta: metav1.ObjectMeta{Name: "team"}, Spec: tt.spec}}
-			c := New(f, "https://example", nil)
+			c := New(f, oneShard, nil, nil)
 			if _, err := c.reconcile(context.Background(), runner.Key{Cluster: "root", Name: "team"}); err != nil {
 				t.Fatalf("reconcile: %v", err)
 			}
@@ -90,5 +92,34 @@ func TestReconcile(t *testing.T) {
 				t.Errorf("status rewritten although up to date: %v", f.status.Status.VirtualWorkspaces)
 			}
 		})
+	}
+}
+
+// oneShard lists the one shard of an install.
+func oneShard(context.Context) ([]corev1alpha1.Shard, error) {
+	return []corev1alpha1.Shard{{ObjectMeta: metav1.ObjectMeta{Name: "root"}, Spec: corev1alpha1.ShardSpec{VirtualWorkspaceURL: "https://example"}}}, nil
+}
+
+// TestURLsPerShard: one URL per shard and kind, sorted; a shard without a
+// virtual workspace URL has none.
+func TestURLsPerShard(t *testing.T) {
+	shards := []corev1alpha1.Shard{
+		{ObjectMeta: metav1.ObjectMeta{Name: "root"}, Spec: corev1alpha1.ShardSpec{VirtualWorkspaceURL: "https://root.example"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: corev1alpha1.ShardSpec{VirtualWorkspaceURL: "https://b.example/"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "c"}},
+	}
+	wt := &tenancyv1alpha1.WorkspaceType{Spec: tenancyv1alpha1.WorkspaceTypeSpec{Initializer: true, Terminator: true}}
+	var got []string
+	for _, vw := range urls(wt, "root:team", shards) {
+		got = append(got, string(vw.Type)+" "+vw.URL)
+	}
+	want := []string{
+		"initializing https://b.example/services/initializingworkspaces/root:team",
+		"terminating https://b.example/services/terminatingworkspaces/root:team",
+		"initializing https://root.example/services/initializingworkspaces/root:team",
+		"terminating https://root.example/services/terminatingworkspaces/root:team",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("urls = %v, want %v", got, want)
 	}
 }

@@ -1,0 +1,197 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/meshplane/meshplane/sdk/platformenv"
+)
+
+// A sharded platform (--shards 2) adds shard b and the front proxy on the
+// free offsets 16..19.
+const (
+	offsetShardB           = 16
+	offsetShardBEtcdClient = 17
+	offsetShardBEtcdPeer   = 18
+	offsetFrontProxy       = 19
+)
+
+// MaxShards is how many shards one port range has room for.
+const MaxShards = 2
+
+// frontProxyName is the common name of the proxy's client certificate:
+// the one name shards believe identity headers from.
+const frontProxyName = "meshplane-front-proxy"
+
+func frontProxyDir(c *Config) string { return filepath.Join(c.RootDir, "front-proxy") }
+func shardBDir(c *Config) string     { return filepath.Join(c.RootDir, "shard-b") }
+
+// FrontProxyURL is the front proxy's URL.
+func (c *Config) FrontProxyURL() string {
+	return fmt.Sprintf("https://127.0.0.1:%d", c.Ports.Base+offsetFrontProxy)
+}
+
+// ShardBURL is shard b's URL.
+func (c *Config) ShardBURL() string {
+	return fmt.Sprintf("https://127.0.0.1:%d", c.Ports.Base+offsetShardB)
+}
+
+// rootShardKubeconfig is the shard-base context of the root shard's admin
+// kubeconfig: how shard b and the proxy reach root.
+func rootShardKubeconfig(c *Config) string {
+	return filepath.Join(frontProxyDir(c), "root-shard.kubeconfig")
+}
+
+// ProxyKubeconfig is the admin kubeconfig of a sharded platform: the
+// root shard's, with every server on the front proxy.
+func (c *Config) ProxyKubeconfig() string { return filepath.Join(frontProxyDir(c), "admin.kubeconfig") }
+
+// shardArgs make a shard believe the proxy's identity headers and name
+// the proxy as the URL of its workspaces.
+func shardArgs(c *Config) []string {
+	if c.Shards < 2 {
+		return nil
+	}
+	return []string{"--requestheader-client-ca-file", filepath.Join(frontProxyDir(c), "requestheader-ca.crt"),
+		"--requestheader-allowed-names", frontProxyName, "--shard-external-url", c.FrontProxyURL()}
+}
+
+// ensureProxyCerts writes the proxy's certificates unless they exist: the
+// CA shards believe identity headers from and the proxy's client
+// certificate from it, the serving CA and certificate, and the CA of the
+// client certificates users may present.
+func ensureProxyCerts(c *Config) error {
+	dir := frontProxyDir(c)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "serving.key")); err == nil {
+		return nil
+	}
+	if _, err := newLocalCA(dir, "client-ca", "meshplane-front-proxy-client-ca"); err != nil {
+		return err
+	}
+	rh, err := newLocalCA(dir, "requestheader-ca", "meshplane-requestheader-ca")
+	if err != nil {
+		return err
+	}
+	if err := rh.issue("proxy-client", clientOf(frontProxyName)); err != nil {
+		return err
+	}
+	sv, err := newLocalCA(dir, "serving-ca", "meshplane-front-proxy-serving-ca")
+	if err != nil {
+		return err
+	}
+	// Last: its presence means all are there.
+	return sv.issue("serving", serving("meshplane-front-proxy"))
+}
+
+// shardComponents are shard b and the front proxy (none on one shard).
+func shardComponents(c *Config) []Component {
+	if c.Shards < 2 {
+		return nil
+	}
+	dir := shardBDir(c)
+	args := []string{"start",
+		"--root-directory", dir,
+		"--bind-address", "127.0.0.1",
+		"--secure-port", strconv.Itoa(c.Ports.Base + offsetShardB),
+		"--embedded-etcd-client-port", strconv.Itoa(c.Ports.Base + offsetShardBEtcdClient),
+		"--embedded-etcd-peer-port", strconv.Itoa(c.Ports.Base + offsetShardBEtcdPeer),
+		"--shard-name", "b", "--root-shard-kubeconfig", rootShardKubeconfig(c),
+	}
+	args = append(args, shardArgs(c)...)
+	if c.DemoUsers {
+		args = append(args, "--token-auth-file", filepath.Join(c.RootDir, demoUsersFile))
+	}
+	shardB := Component{
+		Name:   "shard-b",
+		Binary: "meshplane",
+		Args:   append(append(args, rebacCoreArgs(c)...), c.CoreArgs...),
+		// Shards of one install share the CA, the admin tokens and the
+		// service-account signing key.
+		BeforeStart: func(context.Context) error {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return err
+			}
+			for _, f := range []string{"ca.crt", "ca.key", "admin-tokens", "service-account.key"} {
+				if err := copyFile(filepath.Join(c.RootDir, f), filepath.Join(dir, f)); err != nil {
+					return err
+				}
+			}
+			return writeContext(filepath.Join(c.RootDir, adminKubeconfig), "shard-base", rootShardKubeconfig(c))
+		},
+		Ready: func(ctx context.Context) error { return waitCoreReady(ctx, filepath.Join(dir, adminKubeconfig)) },
+		Env:   []platformenv.Entry{{Key: "SHARD_B_URL", Value: c.ShardBURL()}},
+	}
+	pdir := frontProxyDir(c)
+	proxy := Component{
+		Name:   "front-proxy",
+		Binary: "front-proxy",
+		Args: []string{"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(c.Ports.Base + offsetFrontProxy),
+			"--tls-cert-file", filepath.Join(pdir, "serving.crt"), "--tls-private-key-file", filepath.Join(pdir, "serving.key"),
+			"--client-ca-file", filepath.Join(pdir, "client-ca.crt"),
+			"--proxy-client-cert-file", filepath.Join(pdir, "proxy-client.crt"), "--proxy-client-key-file", filepath.Join(pdir, "proxy-client.key"),
+			"--root-kubeconfig", rootShardKubeconfig(c)},
+		Ready: func(ctx context.Context) error {
+			return waitRebacReady(ctx, c.FrontProxyURL()+"/readyz", filepath.Join(pdir, "serving-ca.crt"))
+		},
+		AfterReady: func(context.Context) error { return writeProxyKubeconfig(c) },
+		Env: []platformenv.Entry{
+			{Key: "KUBECONFIG", Value: c.ProxyKubeconfig()},
+			{Key: "FRONT_PROXY_URL", Value: c.FrontProxyURL()},
+		},
+	}
+	return []Component{shardB, proxy}
+}
+
+// writeProxyKubeconfig copies the root shard's admin kubeconfig (with the
+// demo users' contexts) with every server on the proxy, trusting its CA.
+func writeProxyKubeconfig(c *Config) error {
+	cfg, err := clientcmd.LoadFromFile(filepath.Join(c.RootDir, adminKubeconfig))
+	if err != nil {
+		return err
+	}
+	ca, err := os.ReadFile(filepath.Join(frontProxyDir(c), "serving-ca.crt"))
+	if err != nil {
+		return err
+	}
+	proxy, _ := url.Parse(c.FrontProxyURL())
+	for _, cl := range cfg.Clusters {
+		u, err := url.Parse(cl.Server)
+		if err != nil {
+			return err
+		}
+		u.Scheme, u.Host = proxy.Scheme, proxy.Host
+		cl.Server = u.String()
+		cl.CertificateAuthority, cl.CertificateAuthorityData = "", ca
+	}
+	return clientcmd.WriteToFile(*cfg, c.ProxyKubeconfig())
+}
+
+// writeContext copies a kubeconfig with another current context.
+func writeContext(from, context, to string) error {
+	cfg, err := clientcmd.LoadFromFile(from)
+	if err != nil {
+		return err
+	}
+	if _, ok := cfg.Contexts[context]; !ok {
+		return fmt.Errorf("%s has no context %s", from, context)
+	}
+	cfg.CurrentContext = context
+	return clientcmd.WriteToFile(*cfg, to)
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o600)
+}

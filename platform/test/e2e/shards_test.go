@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshplane/meshplane/platform/launcher"
+	"github.com/meshplane/meshplane/sdk/testing/framework"
+)
+
+// TestLauncherShards runs `make run SHARDS=2`: shard b and the front proxy
+// on the range's last offsets, platform.env's KUBECONFIG on the proxy,
+// through which kubectl and kubectl ws reach workspaces on both shards.
+func TestLauncherShards(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "sharded")
+	base := freeBase(t)
+	p := startPlatform(t, root, base, "--shards", "2")
+	env := p.waitReady(t)
+
+	kubeconfig := filepath.Join(root, "front-proxy", "admin.kubeconfig")
+	framework.RequireEqual(t, env["KUBECONFIG"], kubeconfig, "platform.env KUBECONFIG")
+	framework.RequireEqual(t, env["FRONT_PROXY_URL"], fmt.Sprintf("https://127.0.0.1:%d", base+19), "platform.env FRONT_PROXY_URL")
+	framework.RequireEqual(t, env["SHARD_B_URL"], fmt.Sprintf("https://127.0.0.1:%d", base+16), "platform.env SHARD_B_URL")
+	ports, err := listeningPorts(p.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, port := range ports {
+		if port < base || port >= base+launcher.PortRange {
+			t.Errorf("the platform listens on port %d, outside its range %d..%d (all: %v)", port, base, base+launcher.PortRange-1, ports)
+		}
+	}
+	if !strings.Contains(fmt.Sprint(ports), fmt.Sprint(base+19)) {
+		t.Errorf("nothing listens on the front proxy's port %d (all: %v)", base+19, ports)
+	}
+
+	// Every server of the kubeconfig is the proxy.
+	for _, server := range strings.Fields(mustKubectl(t, kubeconfig, "config", "view", "-o", `jsonpath={range .clusters[*]}{.cluster.server}{" "}{end}`)) {
+		if server != env["FRONT_PROXY_URL"] && !strings.HasPrefix(server, env["FRONT_PROXY_URL"]+"/") {
+			t.Errorf("kubeconfig server %s is not on the front proxy", server)
+		}
+	}
+	framework.RequireEqual(t, mustKubectl(t, kubeconfig, "get", "shards", "-o", "jsonpath={.items[*].metadata.name}"), "b root", "shards")
+	mustKubectl(t, kubeconfig, "label", "shard", "b", "shard=b")
+	if out := mustKubectl(t, kubeconfig, "--context", "alice", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "alice" {
+		t.Errorf("alice's context through the proxy authenticates as %q", out)
+	}
+
+	// A workspace on shard b, entered with kubectl ws through the proxy.
+	k := framework.PluginKubectl(t, kubeconfig, "root", "")
+	k.RunStdin(t, framework.PinnedWorkspace("onb", "b", ""), "apply", "-f", "-")
+	cluster, shard := framework.WaitWorkspaceReady(t, k, "onb")
+	framework.RequireEqual(t, shard, "b", "shard of root:onb")
+	framework.RequireContains(t, k.WS(t, "use", "onb"), `"root:onb"`, "kubectl ws use onb")
+	k.Run(t, "create", "configmap", "through-the-proxy")
+	// The configmap is on shard b (the root shard's admin kubeconfig
+	// trusts b: the shards share their CA).
+	framework.Eventually(t, 30*time.Second, 500*time.Millisecond, "the configmap on shard b", func() (bool, string) {
+		out, err := kubectl(t, filepath.Join(root, "admin.kubeconfig"), "--context", "shard-base", "--server", env["SHARD_B_URL"]+"/clusters/"+cluster,
+			"get", "configmap", "through-the-proxy", "-o", "name")
+		return err == nil && out == "configmap/through-the-proxy", out
+	})
+	k.WS(t, "..")
+	framework.RequireEqual(t, k.CurrentWorkspace(t), "root", "kubectl ws .. from root:onb")
+
+	// An organization on shard b (root unschedulable meanwhile): the
+	// account-operator and the security-operator initialize it through b's
+	// virtual workspaces, and alice reaches it through the proxy.
+	mustKubectl(t, kubeconfig, "--context", "shard-base", "--server", env["FRONT_PROXY_URL"]+"/clusters/root", "annotate", "shard", "root", "experimental.core.kcp.io/unschedulable=true")
+	mustKubectl(t, kubeconfig, "--context", "alice", "create", "-f", filepath.Join("testdata", "org-account.yaml"))
+	waitAccountReady(t, kubeconfig, "acme")
+	mustKubectl(t, kubeconfig, "--context", "shard-base", "--server", env["FRONT_PROXY_URL"]+"/clusters/root", "annotate", "shard", "root", "experimental.core.kcp.io/unschedulable-")
+	framework.RequireEqual(t, mustKubectl(t, kubeconfig, "--server", env["FRONT_PROXY_URL"]+"/clusters/root:orgs", "get", "workspace", "acme",
+		"-o", `jsonpath={.metadata.annotations.core\.kcp\.io/shard}`), "b", "shard of the organization acme")
+	framework.RequireEqual(t, eventuallyKubectl(t, kubeconfig, "--context", "alice", "--server", env["FRONT_PROXY_URL"]+"/clusters/root:orgs:acme",
+		"get", "accountinfo", "account", "-o", "jsonpath={.spec.organization.name}"), "acme", "acme's AccountInfo, read by alice through the proxy")
+
+	// The commands of docs/sharding.md, "Locally", as a user pastes them.
+	out := runShardingDoc(t, root)
+	for _, want := range []string{"workspace.tenancy.kcp.io/team-b created", `Current workspace is "root:team-b"`, "configmap/hello created", "Username    alice"} {
+		framework.RequireContains(t, out, want, "output of docs/sharding.md's commands")
+	}
+	p.stop(t)
+}
+
+// runShardingDoc runs the sh block of docs/sharding.md that talks to a
+// sharded platform (the one with kubectl ws use team-b), its
+// /tmp/sharded replaced by root, with the kubectl-ws plugin on $PATH.
+func runShardingDoc(t *testing.T, root string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sharding.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block string
+	for _, m := range shBlock.FindAllStringSubmatch(string(data), -1) {
+		if strings.Contains(m[1], "kubectl ws use team-b") {
+			block = m[1]
+		}
+	}
+	if block == "" {
+		t.Fatal("docs/sharding.md has no block with kubectl ws use team-b")
+	}
+	plugin, err := framework.KubectlWSDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-e", "-x", "-c", strings.ReplaceAll(block, "/tmp/sharded", root))
+	cmd.Env = append(os.Environ(), "PATH="+plugin+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	t.Logf("docs/sharding.md:\n%s", out)
+	if err != nil {
+		t.Fatalf("the commands of docs/sharding.md failed: %v", err)
+	}
+	return string(out)
+}

@@ -1,0 +1,83 @@
+// Package sharing tests what shards share with each other, on one
+// sharded install (a root shard and shard b behind a front proxy) that
+// its tests share: an APIBinding on shard b to an APIExport on the root
+// shard, each shard's URL in the export's endpoint slice, a
+// multicluster-runtime controller (kcp's multicluster-provider) that
+// follows every URL of the slice, the lifecycle virtual workspaces
+// (initializing, terminating) of a WorkspaceType on every shard, and a
+// restarted proxy that routes every workspace again.
+package sharing
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/meshplane/meshplane/sdk/testing/framework"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	framework.CleanupBinaries()
+	os.Exit(code)
+}
+
+const widgetsCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`
+
+// asUser is kubectl through the front proxy as a token user in a
+// workspace.
+func asUser(t *testing.T, sh *framework.Shards, user, path string) *framework.Kubectl {
+	return &framework.Kubectl{Kubeconfig: sh.Via.Kubeconfig,
+		GlobalArgs: []string{"--context", "shard-base", "--server", sh.Via.ClusterURL(path), "--token", sh.Root.UserToken(t, user)}}
+}
+
+// caBundle writes a CA file trusting the proxy and the shards (endpoint
+// slice URLs are the shards' own).
+func caBundle(t *testing.T, sh *framework.Shards) string {
+	t.Helper()
+	var all []byte
+	for _, f := range []string{sh.Proxy.PKI.ServingCA.CertFile, filepath.Join(sh.Root.RootDir, "ca.crt")} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	out := filepath.Join(t.TempDir(), "ca-bundle.crt")
+	if err := os.WriteFile(out, all, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// vwURL is the spec.virtualWorkspaceURL of a Shard.
+func vwURL(t *testing.T, sh *framework.Shards, shard string) string {
+	t.Helper()
+	return strings.TrimSpace(sh.Root.KubectlFor("root").Run(t, "get", "shard", shard, "-o", "jsonpath={.spec.virtualWorkspaceURL}"))
+}
+
+// TestAcrossShards runs the package's tests on one sharded install.
+func TestAcrossShards(t *testing.T) {
+	sh := framework.StartShards(t)
+	t.Run("APIBinding", func(t *testing.T) { testAPIBinding(t, sh) })
+	t.Run("LifecycleVirtualWorkspaces", func(t *testing.T) { testLifecycle(t, sh) })
+	t.Run("Terminators", func(t *testing.T) { testTerminators(t, sh) })
+	t.Run("ProxyRestart", func(t *testing.T) { testProxyRestart(t, sh) })
+}
