@@ -9,23 +9,7 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-const widgetsCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
+var widgetsCRD = framework.SchemalessCRD("example.com", "widgets", "Widget")
 
 // TestShards runs a root shard and shard b, each with its own embedded
 // etcd, behind one front proxy: workspaces land on the shard their

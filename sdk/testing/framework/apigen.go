@@ -3,6 +3,7 @@ package framework
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,4 +51,25 @@ func (s *Server) ExportCRD(t testing.TB, provider Workspace, crdYAML, export str
 	t.Helper()
 	s.KubectlFor(provider.Path).Run(t, "apply", "-f", Apigen(t, crdYAML))
 	return s.WaitExportIdentity(t, provider, export)
+}
+
+// SchemalessCRD is a namespaced CustomResourceDefinition <plural>.<group>,
+// served and stored as v1, whose objects may hold anything: the API tests
+// export, bind and fill when the schema does not matter.
+func SchemalessCRD(group, plural, kind string) string {
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %[2]s.%[1]s
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {plural: %[2]s, singular: %[4]s, kind: %[3]s, listKind: %[3]sList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`, group, plural, kind, strings.ToLower(kind))
 }

@@ -8,23 +8,7 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-const widgetsCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.sa.example.com
-spec:
-  group: sa.example.com
-  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
+var widgetsCRD = framework.SchemalessCRD("sa.example.com", "widgets", "Widget")
 
 // TestTokenInAPIExportVirtualWorkspace checks that a provider's
 // ServiceAccount token works in the APIExport virtual workspace of its
