@@ -3,13 +3,11 @@ package launcher
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 
-	"k8s.io/client-go/tools/clientcmd"
-
+	"github.com/meshplane/meshplane/sdk/kubeconfig"
 	"github.com/meshplane/meshplane/sdk/platformenv"
 )
 
@@ -125,7 +123,7 @@ func shardComponents(c *Config) []Component {
 					return err
 				}
 			}
-			return writeContext(filepath.Join(c.RootDir, adminKubeconfig), "shard-base", rootShardKubeconfig(c))
+			return kubeconfig.WithContext(filepath.Join(c.RootDir, adminKubeconfig), "shard-base", rootShardKubeconfig(c))
 		},
 		Ready: func(ctx context.Context) error { return waitCoreReady(ctx, filepath.Join(dir, adminKubeconfig)) },
 		Env:   []platformenv.Entry{{Key: "SHARD_B_URL", Value: c.ShardBURL()}},
@@ -154,38 +152,11 @@ func shardComponents(c *Config) []Component {
 // writeProxyKubeconfig copies the root shard's admin kubeconfig (with the
 // demo users' contexts) with every server on the proxy, trusting its CA.
 func writeProxyKubeconfig(c *Config) error {
-	cfg, err := clientcmd.LoadFromFile(filepath.Join(c.RootDir, adminKubeconfig))
-	if err != nil {
-		return err
-	}
 	ca, err := os.ReadFile(filepath.Join(frontProxyDir(c), "serving-ca.crt"))
 	if err != nil {
 		return err
 	}
-	proxy, _ := url.Parse(c.FrontProxyURL())
-	for _, cl := range cfg.Clusters {
-		u, err := url.Parse(cl.Server)
-		if err != nil {
-			return err
-		}
-		u.Scheme, u.Host = proxy.Scheme, proxy.Host
-		cl.Server = u.String()
-		cl.CertificateAuthority, cl.CertificateAuthorityData = "", ca
-	}
-	return clientcmd.WriteToFile(*cfg, c.ProxyKubeconfig())
-}
-
-// writeContext copies a kubeconfig with another current context.
-func writeContext(from, context, to string) error {
-	cfg, err := clientcmd.LoadFromFile(from)
-	if err != nil {
-		return err
-	}
-	if _, ok := cfg.Contexts[context]; !ok {
-		return fmt.Errorf("%s has no context %s", from, context)
-	}
-	cfg.CurrentContext = context
-	return clientcmd.WriteToFile(*cfg, to)
+	return kubeconfig.Rehosted(filepath.Join(c.RootDir, adminKubeconfig), c.FrontProxyURL(), ca, c.ProxyKubeconfig())
 }
 
 func copyFile(from, to string) error {

@@ -3,15 +3,13 @@ package framework
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
-
+	"github.com/meshplane/meshplane/sdk/kubeconfig"
 	"github.com/meshplane/meshplane/sdk/process"
 	"github.com/meshplane/meshplane/sdk/testing/pki"
 )
@@ -100,7 +98,7 @@ func StartFrontProxy(t testing.TB, p *ProxyPKI, root *Server, extraArgs ...strin
 	}
 	// The proxy watches every cluster: it needs the shard admin.
 	watchKubeconfig := filepath.Join(p.Dir, "front-proxy-watch.kubeconfig")
-	if err := WriteContextKubeconfig(root.Kubeconfig, "shard-base", watchKubeconfig); err != nil {
+	if err := kubeconfig.WithContext(root.Kubeconfig, "shard-base", watchKubeconfig); err != nil {
 		t.Fatalf("front proxy watch kubeconfig: %v", err)
 	}
 	args := append([]string{"--secure-port", fmt.Sprint(p.port),
@@ -168,38 +166,9 @@ func (fp *FrontProxy) Server(t testing.TB) *Server {
 // writeKubeconfig copies the admin kubeconfig with every server on the
 // proxy, trusting the proxy's serving CA.
 func (fp *FrontProxy) writeKubeconfig(admin string) error {
-	cfg, err := clientcmd.LoadFromFile(admin)
-	if err != nil {
-		return err
-	}
 	ca, err := os.ReadFile(fp.PKI.ServingCA.CertFile)
 	if err != nil {
 		return err
 	}
-	proxy, _ := url.Parse(fp.URL)
-	for _, c := range cfg.Clusters {
-		u, err := url.Parse(c.Server)
-		if err != nil {
-			return err
-		}
-		u.Scheme, u.Host = proxy.Scheme, proxy.Host
-		c.Server = u.String()
-		c.CertificateAuthority, c.CertificateAuthorityData = "", ca
-	}
-	return clientcmd.WriteToFile(*cfg, fp.Kubeconfig)
-}
-
-// WriteContextKubeconfig copies a kubeconfig with another current
-// context, e.g. shard-base of a root shard's admin.kubeconfig for
-// --root-shard-kubeconfig.
-func WriteContextKubeconfig(from, context, to string) error {
-	cfg, err := clientcmd.LoadFromFile(from)
-	if err != nil {
-		return err
-	}
-	if _, ok := cfg.Contexts[context]; !ok {
-		return fmt.Errorf("%s has no context %s", from, context)
-	}
-	cfg.CurrentContext = context
-	return clientcmd.WriteToFile(*cfg, to)
+	return kubeconfig.Rehosted(admin, fp.URL, ca, fp.Kubeconfig)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meshplane/meshplane/sdk/kubeconfig"
 )
 
 // Shards is a sharded install started by StartShards: a root shard and
@@ -29,7 +31,7 @@ func StartShards(t testing.TB) *Shards {
 	p := NewProxyPKI(t)
 	root := StartServer(t, WithExtraArgs(append(p.ShardArgs(), "--shard-external-url", p.URL)...))
 	rootKubeconfig := filepath.Join(t.TempDir(), "root-shard.kubeconfig")
-	if err := WriteContextKubeconfig(root.Kubeconfig, "shard-base", rootKubeconfig); err != nil {
+	if err := kubeconfig.WithContext(root.Kubeconfig, "shard-base", rootKubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	b := StartServer(t, WithCredentialsOf(root), WithExtraArgs(append(p.ShardArgs(),
