@@ -2,7 +2,9 @@ package sharding
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -10,15 +12,35 @@ import (
 	"github.com/meshplane/meshplane/core/internal/clusters"
 )
 
+// How long the answer of another shard is kept (kube's webhook authorizer
+// keeps its answers too): an allow longer than a refusal, so a grant
+// shows soon and a revocation within AllowedTTL.
+const (
+	AllowedTTL = 10 * time.Second
+	DeniedTTL  = 3 * time.Second
+	// answersKept bounds the cache of answers (least recently used go).
+	answersKept = 4096
+)
+
 // Authorizer decides a request in a logical cluster of another shard
-// with a SubjectAccessReview there (that shard's RBAC, its authorizer
-// chain), when Local does not allow it. In this shard's clusters, Local
-// decides alone. Virtual workspaces and the bind check ask it about the
-// export's or type's cluster, which may be anywhere.
+// with a SubjectAccessReview there, when Local does not allow it. In this
+// shard's clusters, Local decides alone. Virtual workspaces and the bind
+// check ask it about the export's or type's cluster, which may be
+// anywhere. Answers are cached (AllowedTTL, DeniedTTL), per shard.
 type Authorizer struct {
 	Local   authorizer.Authorizer
 	Shards  *Shards
 	IsLocal func(cluster string) bool
+	// Deep asks a deep review (authorization.DeepReviewHeader): the other
+	// shard answers with the cluster's RBAC only, as the bind check does
+	// locally. Otherwise its whole authorizer chain answers.
+	Deep bool
+}
+
+// answer is a cached review's result.
+type answer struct {
+	decision authorizer.Decision
+	reason   string
 }
 
 // Authorize implements authorizer.Authorizer.
@@ -35,6 +57,45 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 	if !ok {
 		return d, reason, err
 	}
+	sar := review(attrs)
+	key, kerr := json.Marshal(struct {
+		Cluster string
+		Deep    bool
+		Spec    authorizationv1.SubjectAccessReviewSpec
+	}{cluster, a.Deep, sar.Spec})
+	if kerr == nil {
+		if v, ok := a.Shards.answers().Get(string(key)); ok {
+			ans := v.(answer)
+			return ans.decision, ans.reason, nil
+		}
+	}
+	reviews := c.Reviews
+	if a.Deep {
+		reviews = c.DeepReviews
+	}
+	out, err := reviews.Submit(ctx, cluster, sar)
+	if err != nil {
+		return authorizer.DecisionNoOpinion, "", fmt.Errorf("asking the shard of %s: %w", cluster, err)
+	}
+	ans := answer{decision: authorizer.DecisionNoOpinion, reason: out.Status.Reason}
+	switch {
+	case out.Status.Allowed:
+		ans.decision = authorizer.DecisionAllow
+	case out.Status.Denied:
+		ans.decision = authorizer.DecisionDeny
+	}
+	if kerr == nil && out.Status.EvaluationError == "" {
+		ttl := DeniedTTL
+		if ans.decision == authorizer.DecisionAllow {
+			ttl = AllowedTTL
+		}
+		a.Shards.answers().Add(string(key), ans, ttl)
+	}
+	return ans.decision, ans.reason, nil
+}
+
+// review is the SubjectAccessReview asking about attrs.
+func review(attrs authorizer.Attributes) *authorizationv1.SubjectAccessReview {
 	u := attrs.GetUser()
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: u.GetName(), Groups: u.GetGroups(), UID: u.GetUID()}}
 	if len(u.GetExtra()) > 0 {
@@ -49,15 +110,5 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 	} else {
 		sar.Spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Path: attrs.GetPath(), Verb: attrs.GetVerb()}
 	}
-	out, err := c.Reviews.Submit(ctx, cluster, sar)
-	if err != nil {
-		return authorizer.DecisionNoOpinion, "", fmt.Errorf("asking the shard of %s: %w", cluster, err)
-	}
-	switch {
-	case out.Status.Allowed:
-		return authorizer.DecisionAllow, out.Status.Reason, nil
-	case out.Status.Denied:
-		return authorizer.DecisionDeny, out.Status.Reason, nil
-	}
-	return authorizer.DecisionNoOpinion, out.Status.Reason, nil
+	return sar
 }
