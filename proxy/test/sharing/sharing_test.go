@@ -78,6 +78,7 @@ func TestAcrossShards(t *testing.T) {
 	sh := framework.StartShards(t)
 	t.Run("APIBinding", func(t *testing.T) { testAPIBinding(t, sh) })
 	t.Run("BindOnly", func(t *testing.T) { testBindOnly(t, sh) })
+	t.Run("MaximalPermissionPolicy", func(t *testing.T) { testPolicy(t, sh) })
 	t.Run("LifecycleVirtualWorkspaces", func(t *testing.T) { testLifecycle(t, sh) })
 	t.Run("Terminators", func(t *testing.T) { testTerminators(t, sh) })
 	t.Run("ProxyRestart", func(t *testing.T) { testProxyRestart(t, sh) })
