@@ -7,6 +7,7 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
@@ -58,14 +59,10 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 		return d, reason, err
 	}
 	sar := review(attrs)
-	key, kerr := json.Marshal(struct {
-		Cluster string
-		Deep    bool
-		Spec    authorizationv1.SubjectAccessReviewSpec
-	}{cluster, a.Deep, sar.Spec})
+	key, kerr := reviewKey(cluster, a.Deep, sar.Spec)
+	answers := a.Shards.answers()
 	if kerr == nil {
-		if v, ok := a.Shards.answers().Get(string(key)); ok {
-			ans := v.(answer)
+		if ans, ok := answers.get(key); ok {
 			return ans.decision, ans.reason, nil
 		}
 	}
@@ -85,13 +82,44 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 		ans.decision = authorizer.DecisionDeny
 	}
 	if kerr == nil && out.Status.EvaluationError == "" {
-		ttl := DeniedTTL
-		if ans.decision == authorizer.DecisionAllow {
-			ttl = AllowedTTL
-		}
-		a.Shards.answers().Add(string(key), ans, ttl)
+		answers.put(key, ans)
 	}
 	return ans.decision, ans.reason, nil
+}
+
+// reviewKey identifies a review: the cluster, deep or not, and the spec
+// (user, groups, extra, attributes).
+func reviewKey(cluster string, deep bool, spec authorizationv1.SubjectAccessReviewSpec) (string, error) {
+	b, err := json.Marshal(struct {
+		Cluster string
+		Deep    bool
+		Spec    authorizationv1.SubjectAccessReviewSpec
+	}{cluster, deep, spec})
+	return string(b), err
+}
+
+// answerCache keeps other shards' answers: allows AllowedTTL, the rest
+// DeniedTTL.
+type answerCache struct{ lru *cache.LRUExpireCache }
+
+func newAnswerCache(clock cache.Clock) answerCache {
+	return answerCache{lru: cache.NewLRUExpireCacheWithClock(answersKept, clock)}
+}
+
+func (c answerCache) get(key string) (answer, bool) {
+	v, ok := c.lru.Get(key)
+	if !ok {
+		return answer{}, false
+	}
+	return v.(answer), true
+}
+
+func (c answerCache) put(key string, ans answer) {
+	ttl := DeniedTTL
+	if ans.decision == authorizer.DecisionAllow {
+		ttl = AllowedTTL
+	}
+	c.lru.Add(key, ans, ttl)
 }
 
 // review is the SubjectAccessReview asking about attrs.
@@ -112,3 +140,8 @@ func review(attrs authorizer.Attributes) *authorizationv1.SubjectAccessReview {
 	}
 	return sar
 }
+
+// wallClock is the time of day for answerCache.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }

@@ -27,7 +27,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/rest"
 
 	"github.com/meshplane/meshplane/core/internal/authorization"
@@ -60,12 +59,12 @@ type Shards struct {
 	others  *Others
 
 	answersOnce sync.Once
-	answerCache *cache.LRUExpireCache
+	answerCache answerCache
 }
 
 // answers caches the other shards' answers to reviews (Authorizer).
-func (s *Shards) answers() *cache.LRUExpireCache {
-	s.answersOnce.Do(func() { s.answerCache = cache.NewLRUExpireCache(answersKept) })
+func (s *Shards) answers() answerCache {
+	s.answersOnce.Do(func() { s.answerCache = newAnswerCache(wallClock{}) })
 	return s.answerCache
 }
 
