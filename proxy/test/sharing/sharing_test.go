@@ -1,7 +1,9 @@
 // Package sharing tests what shards share with each other, on one
 // sharded install (a root shard and shard b behind a front proxy) that
 // its tests share: an APIBinding on shard b to an APIExport on the root
-// shard, each shard's URL in the export's endpoint slice, a
+// shard (by a user with only bind on the export there, as on one shard),
+// the export's maximal permission policy bounding consumers on b, each
+// shard's URL in the export's endpoint slice, a
 // multicluster-runtime controller (kcp's multicluster-provider) that
 // follows every URL of the slice, the lifecycle virtual workspaces
 // (initializing, terminating) of a WorkspaceType on every shard, and a
