@@ -9,6 +9,7 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
+	"github.com/meshplane/meshplane/core/internal/authorization"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/discovery"
 	"github.com/meshplane/meshplane/core/internal/impersonation"
@@ -35,7 +36,7 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 	api := &discovery.Handler{CRDs: p.discoveredCRDs, Static: apiHandler, Next: apiexportvw.WithOpenAPI(openapi, p.exports, apiHandler)}
 	homes := &home.Handler{Clients: p.reg.tenancyClients(), Bindings: p.reg.clusterRoleBindings, Index: p.index, Types: p.types,
 		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(apiresourceschemavw.WithDiscovery(api), p.exports)}
-	chain := genericapiserver.DefaultBuildHandlerChain(withClusterChecks(homes), c)
+	chain := genericapiserver.DefaultBuildHandlerChain(authorization.WithDeepReviews(withClusterChecks(homes)), c)
 	chain = impersonation.WithScope(chain)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
 	chain = p.withMounts(chain, c)

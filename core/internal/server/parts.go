@@ -102,7 +102,8 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	if err := p.newJWT(); err != nil {
 		return nil, err
 	}
-	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator, p.jwt.tokens), p.authz, p.rules)
+	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator, p.jwt.tokens),
+		authorization.ForReviews(p.authz, authorization.NewBind(rbacSource(p.storage))), p.rules)
 	namespaces := namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore))
 	namespaces.Deleting = p.clusterDeleting
 	quotaAdmission, err := p.newQuota()
@@ -112,7 +113,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	p.admission = dynamic.WithReinvocation(admission.NewChainHandler(append([]admission.Interface{
 		namespaces,
 		workspaceadmission.New(p.types, p.index, p.authz),
-		apibindingadmission.New(sharding.Resolver(p.index.Resolve, p.sharding.shards), p.acrossShards(authorization.NewBind(rbacSource(p.storage)))),
+		apibindingadmission.New(sharding.Resolver(p.index.Resolve, p.sharding.shards), p.deepAcrossShards(authorization.NewBind(rbacSource(p.storage)))),
 		reservedmetadata.New(),
 		apiexportvw.NewAdmission(p.exports),
 		logicalclusteradmission.New(),
@@ -189,6 +190,15 @@ func (p *parts) newCRDHandler() error {
 		MinRequestTimeout: time.Duration(generic.MinRequestTimeout) * time.Second,
 	}
 	return nil
+}
+
+// deepAcrossShards is acrossShards with deep reviews: the other shard
+// answers with the cluster's RBAC only, as local does here (the bind
+// check).
+func (p *parts) deepAcrossShards(local authorizer.Authorizer) authorizer.Authorizer {
+	a := p.acrossShards(local).(sharding.Authorizer)
+	a.Deep = true
+	return a
 }
 
 // acrossShards lets local decide in this shard's clusters and asks the

@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -28,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 
+	"github.com/meshplane/meshplane/core/internal/authorization"
 	"github.com/meshplane/meshplane/core/internal/reconciler/client"
 )
 
@@ -55,6 +57,15 @@ type Shards struct {
 	mu      sync.Mutex
 	clients map[string]*Clients
 	others  *Others
+
+	answersOnce sync.Once
+	answerCache answerCache
+}
+
+// answers caches the other shards' answers to reviews (Authorizer).
+func (s *Shards) answers() answerCache {
+	s.answersOnce.Do(func() { s.answerCache = newAnswerCache(wallClock{}) })
+	return s.answerCache
 }
 
 // Clients are the clients the workspace controller uses on a shard, and
@@ -67,6 +78,8 @@ type Clients struct {
 	Types           client.Reader[*tenancyv1alpha1.WorkspaceType]
 	Slices          client.Client[*apisv1alpha1.APIExportEndpointSlice]
 	Reviews         *Remote[*authorizationv1.SubjectAccessReview]
+	// DeepReviews sends deep reviews (authorization.DeepReviewHeader).
+	DeepReviews     *Remote[*authorizationv1.SubjectAccessReview]
 	ServiceAccounts client.Reader[*corev1.ServiceAccount]
 	Secrets         client.Reader[*corev1.Secret]
 }
@@ -157,6 +170,15 @@ func (s *Shards) ClientsFor(baseURL string) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
+	deepCfg := rest.CopyConfig(cfg)
+	deepCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return withHeader{next: rt, key: authorization.DeepReviewHeader, value: "true"}
+	})
+	deepReviews, err := NewRemote[*authorizationv1.SubjectAccessReview](deepCfg, authorizationv1.SchemeGroupVersion.WithResource("subjectaccessreviews"),
+		func() *authorizationv1.SubjectAccessReview { return &authorizationv1.SubjectAccessReview{} })
+	if err != nil {
+		return nil, err
+	}
 	sas, err := NewRemote[*corev1.ServiceAccount](cfg, corev1.SchemeGroupVersion.WithResource("serviceaccounts"),
 		func() *corev1.ServiceAccount { return &corev1.ServiceAccount{} })
 	if err != nil {
@@ -169,10 +191,22 @@ func (s *Shards) ClientsFor(baseURL string) (*Clients, error) {
 	if s.clients == nil {
 		s.clients = map[string]*Clients{}
 	}
-	c := &Clients{LogicalClusters: lcs, Bindings: crbs, Workspaces: wss, Types: types, Slices: slices, Reviews: reviews,
+	c := &Clients{LogicalClusters: lcs, Bindings: crbs, Workspaces: wss, Types: types, Slices: slices, Reviews: reviews, DeepReviews: deepReviews,
 		ServiceAccounts: sas, Secrets: secrets}
 	s.clients[baseURL] = c
 	return c, nil
+}
+
+// withHeader sets a header on every request.
+type withHeader struct {
+	next       http.RoundTripper
+	key, value string
+}
+
+func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.key, h.value)
+	return h.next.RoundTrip(r)
 }
 
 // Get returns the Shard named name.

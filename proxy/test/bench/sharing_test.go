@@ -2,13 +2,17 @@ package bench
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
@@ -18,8 +22,10 @@ var widgetsCRD = framework.SchemalessCRD("example.com", "widgets", "Widget")
 // TestSharingBench measures API sharing across shards (a root shard and
 // shard b behind the proxy, an export on root): APIBinding created ->
 // Bound on the export's shard and on the other one, and, for the first
-// binding on b, Bound -> b's URL in the export's endpoint slice. Each
-// binding is polled every 2 ms on its shard.
+// binding on b, Bound -> b's URL in the export's endpoint slice; bindings
+// on b by a user with only bind on the export (a deep review on root,
+// cached), and what one such review costs. Each binding is polled every
+// 2 ms on its shard.
 //
 //	PROXY_BENCH_RUN=1 go test -run TestSharingBench -v ./proxy/test/bench/
 //
@@ -38,9 +44,31 @@ func TestSharingBench(t *testing.T) {
 	bURL := strings.TrimSpace(sh.Root.KubectlFor("root").Run(t, "get", "shard", "b", "-o", "jsonpath={.spec.virtualWorkspaceURL}")) +
 		"/services/apiexport/" + provider.Cluster + "/example.com"
 
-	bindLatency := func(shard string, s *framework.Server, i int, onBound func()) time.Duration {
-		c := framework.CreatePinnedWorkspace(t, ps, org.Path, fmt.Sprintf("c-%s-%d", shard, i), shard)
-		dyn := s.Dynamic(t, c.Cluster)
+	// alice may only bind the export in the provider: her bindings on b
+	// are checked by a deep review on root (cached on b).
+	pk := ps.KubectlFor(provider.Path)
+	pk.RunStdin(t, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: bind-widgets}\n"+
+		"rules: [{apiGroups: [apis.kcp.io], resources: [apiexports], resourceNames: [example.com], verbs: [bind]}]\n", "apply", "-f", "-")
+	pk.Run(t, "create", "clusterrolebinding", "alice-binds", "--clusterrole=bind-widgets", "--user=alice")
+
+	// bindLatency binds in a new workspace on shard as the admin, or as
+	// alice when user is set.
+	bindLatency := func(shard string, s *framework.Server, i int, user string, onBound func()) time.Duration {
+		c := framework.CreatePinnedWorkspace(t, ps, org.Path, fmt.Sprintf("c-%s%s-%d", shard, user, i), shard)
+		cfg := s.RESTConfig(t, c.Cluster)
+		if user != "" {
+			ps.KubectlFor(c.Path).Run(t, "create", "clusterrolebinding", "user-admin", "--clusterrole=cluster-admin", "--user="+user)
+			cfg = rest.AnonymousClientConfig(cfg)
+			cfg.BearerToken = s.UserToken(t, user)
+		}
+		dyn := framework.DynamicFor(t, cfg)
+		if user != "" {
+			// Until alice's admin binding is seen (not timed).
+			framework.Eventually(t, 30*time.Second, 10*time.Millisecond, "alice to list bindings in "+c.Path, func() (bool, string) {
+				_, err := dyn.Resource(framework.APIBindingGVR).List(framework.CallContext(t), metav1.ListOptions{})
+				return err == nil, fmt.Sprint(err)
+			})
+		}
 		start := time.Now()
 		if _, err := dyn.Resource(framework.APIBindingGVR).Create(framework.CallContext(t),
 			framework.APIBinding("widgets", provider.Path, "example.com", nil), metav1.CreateOptions{}); err != nil {
@@ -63,11 +91,11 @@ func TestSharingBench(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	var sameShard, otherShard []time.Duration
+	var sameShard, otherShard, otherShardUser []time.Duration
 	var sliceLag time.Duration
 	slices := sh.Root.Dynamic(t, provider.Cluster).Resource(framework.EndpointSliceGVR)
 	for i := 0; i < n; i++ {
-		sameShard = append(sameShard, bindLatency("root", sh.Root, i, nil))
+		sameShard = append(sameShard, bindLatency("root", sh.Root, i, "", nil))
 		var first func()
 		if i == 0 {
 			first = func() {
@@ -85,7 +113,27 @@ func TestSharingBench(t *testing.T) {
 				}
 			}
 		}
-		otherShard = append(otherShard, bindLatency("b", sh.B, i, first))
+		otherShard = append(otherShard, bindLatency("b", sh.B, i, "", first))
+		otherShardUser = append(otherShardUser, bindLatency("b", sh.B, i, "alice", nil))
+	}
+	// What a review on root costs b when its answer is not cached: a deep
+	// SubjectAccessReview on root, sent with the admin credentials.
+	deep := rest.CopyConfig(sh.Root.RESTConfig(t, provider.Cluster))
+	deep.Wrap(func(rt http.RoundTripper) http.RoundTripper { return deepRT{next: rt} })
+	reviews, err := kubernetes.NewForConfig(deep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: "alice",
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "bind", Group: "apis.kcp.io", Resource: "apiexports", Name: "example.com"}}}
+	var review []time.Duration
+	for i := 0; i < 10*n; i++ {
+		start := time.Now()
+		got, err := reviews.AuthorizationV1().SubjectAccessReviews().Create(framework.CallContext(t), sar.DeepCopy(), metav1.CreateOptions{})
+		if err != nil || !got.Status.Allowed {
+			t.Fatalf("deep review of alice's bind on root: %v %+v", err, got)
+		}
+		review = append(review, time.Since(start))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "| figure (%d bindings each) | p50 | max |\n| --- | --- | --- |\n", n)
@@ -94,6 +142,8 @@ func TestSharingBench(t *testing.T) {
 	}
 	row("APIBinding created -> Bound, consumer on the export's shard", sameShard)
 	row("APIBinding created -> Bound, consumer on the other shard", otherShard)
+	row("APIBinding created -> Bound, consumer on the other shard, by a user with only bind on root (reviewed on root, cached 10 s)", otherShardUser)
+	row(fmt.Sprintf("one deep SubjectAccessReview on root (what a cache miss costs; %d)", len(review)), review)
 	fmt.Fprintf(&b, "| first binding on b Bound -> b's URL in the endpoint slice (on root) | %.1f ms | |\n", ms(sliceLag))
 	t.Log("\n" + b.String())
 	if out := os.Getenv("PROXY_BENCH_SHARING_OUT"); out != "" {
@@ -101,6 +151,15 @@ func TestSharingBench(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// deepRT asks for deep reviews (kcp's header).
+type deepRT struct{ next http.RoundTripper }
+
+func (d deepRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Kcp-Internal-Deep-SubjectAccessReview", "true")
+	return d.next.RoundTrip(r)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

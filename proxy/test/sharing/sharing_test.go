@@ -1,7 +1,9 @@
 // Package sharing tests what shards share with each other, on one
 // sharded install (a root shard and shard b behind a front proxy) that
 // its tests share: an APIBinding on shard b to an APIExport on the root
-// shard, each shard's URL in the export's endpoint slice, a
+// shard (by a user with only bind on the export there, as on one shard),
+// the export's maximal permission policy bounding consumers on b, each
+// shard's URL in the export's endpoint slice, a
 // multicluster-runtime controller (kcp's multicluster-provider) that
 // follows every URL of the slice, the lifecycle virtual workspaces
 // (initializing, terminating) of a WorkspaceType on every shard, and a
@@ -77,6 +79,8 @@ func vwURL(t *testing.T, sh *framework.Shards, shard string) string {
 func TestAcrossShards(t *testing.T) {
 	sh := framework.StartShards(t)
 	t.Run("APIBinding", func(t *testing.T) { testAPIBinding(t, sh) })
+	t.Run("BindOnly", func(t *testing.T) { testBindOnly(t, sh) })
+	t.Run("MaximalPermissionPolicy", func(t *testing.T) { testPolicy(t, sh) })
 	t.Run("LifecycleVirtualWorkspaces", func(t *testing.T) { testLifecycle(t, sh) })
 	t.Run("Terminators", func(t *testing.T) { testTerminators(t, sh) })
 	t.Run("ProxyRestart", func(t *testing.T) { testProxyRestart(t, sh) })
