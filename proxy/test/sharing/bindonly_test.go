@@ -15,23 +15,7 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-const gadgetsCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.example.org
-spec:
-  group: example.org
-  names: {kind: Gadget, listKind: GadgetList, plural: gadgets, singular: gadget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
+var gadgetsCRD = framework.SchemalessCRD("example.org", "gadgets", "Gadget")
 
 // deepHeader is kcp's header asking a shard for a deep
 // SubjectAccessReview (the cluster's RBAC only).

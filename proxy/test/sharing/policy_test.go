@@ -7,23 +7,7 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-const leversCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: levers.example.net
-spec:
-  group: example.net
-  names: {kind: Lever, listKind: LeverList, plural: levers, singular: lever}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
+var leversCRD = framework.SchemalessCRD("example.net", "levers", "Lever")
 
 // testPolicy: the maximal permission policy of an export on root bounds
 // its consumers on shard b as on one shard (core/test/e2e/fidelity

@@ -25,23 +25,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-const widgetsCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
+var widgetsCRD = framework.SchemalessCRD("example.com", "widgets", "Widget")
 
 // asUser is kubectl through the front proxy as a token user in a
 // workspace.
