@@ -11,6 +11,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -62,6 +64,12 @@ type Watcher struct {
 	Log    logr.Logger
 	// Workers is the number of clusters handled at once.
 	Workers int
+	// Mapper, when set, maps the kinds the handler uses for every
+	// cluster's client; without it each handling discovers the cluster's
+	// API (two discovery requests each time).
+	Mapper meta.RESTMapper
+
+	http *http.Client
 }
 
 func (w *Watcher) configFor(cluster string) *rest.Config {
@@ -80,7 +88,12 @@ func (w *Watcher) carries(lc *kcpcorev1alpha1.LogicalCluster) bool {
 
 // Run handles clusters until ctx ends.
 func (w *Watcher) Run(ctx context.Context) error {
-	wild, err := client.NewWithWatch(w.configFor("*"), client.Options{Scheme: w.Scheme})
+	hc, err := rest.HTTPClientFor(w.configFor("*"))
+	if err != nil {
+		return fmt.Errorf("%s %s: HTTP client for %s: %w", w.Kind, w.ID, w.URL, err)
+	}
+	w.http = hc
+	wild, err := client.NewWithWatch(w.configFor("*"), client.Options{Scheme: w.Scheme, HTTPClient: hc})
 	if err != nil {
 		return fmt.Errorf("%s %s: client for %s: %w", w.Kind, w.ID, w.URL, err)
 	}
@@ -170,7 +183,7 @@ func (w *Watcher) work(ctx context.Context, q workqueue.TypedRateLimitingInterfa
 
 // handle runs the handler for one cluster and releases it when done.
 func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, error) {
-	c, err := client.New(w.configFor(cluster), client.Options{Scheme: w.Scheme})
+	c, err := client.New(w.configFor(cluster), client.Options{Scheme: w.Scheme, HTTPClient: w.http, Mapper: w.Mapper})
 	if err != nil {
 		return 0, err
 	}

@@ -10,7 +10,9 @@ import (
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -143,6 +145,14 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, c.WaitForURL)
 	defer cancel()
+	// Every cluster's client maps the same two cluster-scoped kinds.
+	mapper := meta.NewDefaultRESTMapper(nil)
+	for _, gvk := range []schema.GroupVersionKind{
+		kcpcorev1alpha1.SchemeGroupVersion.WithKind("LogicalCluster"),
+		corev1alpha1.SchemeGroupVersion.WithKind("AccountInfo"),
+	} {
+		mapper.Add(gvk, meta.RESTScopeRoot)
+	}
 	var watchers []*lifecycle.Watcher
 	for _, w := range []struct {
 		kind    lifecycle.Kind
@@ -153,7 +163,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 			return err
 		}
 		watcher := &lifecycle.Watcher{Kind: w.kind, ID: c.WorkspaceType, URL: url, Config: c.Lifecycle, Scheme: scheme,
-			Handle: w.handler, Log: log.WithName(string(w.kind)), Workers: c.Workers}
+			Handle: w.handler, Log: log.WithName(string(w.kind)), Workers: c.Workers, Mapper: mapper}
 		watchers = append(watchers, watcher)
 	}
 	// The watchers run beside the manager and end with ctx.
