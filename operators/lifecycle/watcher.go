@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -70,6 +71,53 @@ type Watcher struct {
 	Mapper meta.RESTMapper
 
 	http *http.Client
+
+	mu sync.Mutex
+	q  workqueue.TypedRateLimitingInterface[string]
+	// lcs are the latest LogicalClusters seen carrying the id (from the
+	// list and watch), so handling one needs no GET of it.
+	lcs map[string]*kcpcorev1alpha1.LogicalCluster
+}
+
+// Requeue handles cluster again soon if it carries the id (e.g. when
+// something the handler waits for appeared); other clusters are ignored.
+func (w *Watcher) Requeue(cluster string) {
+	w.mu.Lock()
+	q, ok := w.q, w.lcs[cluster] != nil
+	w.mu.Unlock()
+	if q != nil && ok {
+		q.Add(cluster)
+	}
+}
+
+// seen records lc from the list or watch: kept while it carries the id.
+func (w *Watcher) seen(cluster string, lc *kcpcorev1alpha1.LogicalCluster, deleted bool) bool {
+	carries := !deleted && w.carries(lc)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if carries {
+		w.lcs[cluster] = lc
+	} else {
+		delete(w.lcs, cluster)
+	}
+	return carries
+}
+
+// cached returns a copy of the latest LogicalCluster seen for cluster.
+func (w *Watcher) cached(cluster string) *kcpcorev1alpha1.LogicalCluster {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if lc := w.lcs[cluster]; lc != nil {
+		return lc.DeepCopy()
+	}
+	return nil
+}
+
+// forget drops the cached LogicalCluster (stale after a failed write).
+func (w *Watcher) forget(cluster string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.lcs, cluster)
 }
 
 func (w *Watcher) configFor(cluster string) *rest.Config {
@@ -100,6 +148,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](250*time.Millisecond, 30*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: string(w.Kind) + "-" + w.ID})
+	w.mu.Lock()
+	w.q, w.lcs = q, map[string]*kcpcorev1alpha1.LogicalCluster{}
+	w.mu.Unlock()
 	go func() {
 		<-ctx.Done()
 		q.ShutDown()
@@ -130,11 +181,20 @@ func (w *Watcher) listWatch(ctx context.Context, wild client.WithWatch, q workqu
 	if err := wild.List(ctx, list); err != nil {
 		return err
 	}
+	listed := map[string]bool{}
 	for i := range list.Items {
-		if c := list.Items[i].Annotations[ClusterAnnotation]; c != "" && w.carries(&list.Items[i]) {
+		if c := list.Items[i].Annotations[ClusterAnnotation]; c != "" && w.seen(c, &list.Items[i], false) {
+			listed[c] = true
 			q.Add(c)
 		}
 	}
+	w.mu.Lock()
+	for c := range w.lcs {
+		if !listed[c] {
+			delete(w.lcs, c)
+		}
+	}
+	w.mu.Unlock()
 	wctx, cancel := context.WithTimeout(ctx, relist)
 	defer cancel()
 	// The watch starts "now": the core's wildcard lists and its watch
@@ -150,10 +210,10 @@ func (w *Watcher) listWatch(ctx context.Context, wild client.WithWatch, q workqu
 			return fmt.Errorf("watch: %v", apierrors.FromObject(ev.Object))
 		}
 		lc, ok := ev.Object.(*kcpcorev1alpha1.LogicalCluster)
-		if !ok || ev.Type == watch.Deleted {
+		if !ok {
 			continue
 		}
-		if c := lc.Annotations[ClusterAnnotation]; c != "" && w.carries(lc) {
+		if c := lc.Annotations[ClusterAnnotation]; c != "" && w.seen(c, lc, ev.Type == watch.Deleted) {
 			q.Add(c)
 		}
 	}
@@ -189,13 +249,18 @@ func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	lc := &kcpcorev1alpha1.LogicalCluster{}
-	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, lc); err != nil {
-		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
-			// Released already, or gone: nothing left to do.
-			return 0, nil
+	// The latest LogicalCluster the watch saw; read when there is none
+	// (it is read again after a write failed).
+	lc := w.cached(cluster)
+	if lc == nil {
+		lc = &kcpcorev1alpha1.LogicalCluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, lc); err != nil {
+			if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+				// Released already, or gone: nothing left to do.
+				return 0, nil
+			}
+			return 0, fmt.Errorf("getting the LogicalCluster: %w", err)
 		}
-		return 0, fmt.Errorf("getting the LogicalCluster: %w", err)
 	}
 	if !w.carries(lc) {
 		return 0, nil
@@ -213,11 +278,13 @@ func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, er
 		lc.Status.Terminators = slices.DeleteFunc(lc.Status.Terminators, func(i kcpcorev1alpha1.LogicalClusterTerminator) bool { return string(i) == w.ID })
 	}
 	if err := c.Status().Update(ctx, lc); err != nil {
+		w.forget(cluster)
 		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 			return 0, nil
 		}
 		return 0, fmt.Errorf("releasing the workspace: %w", err)
 	}
+	w.forget(cluster)
 	logr.FromContextOrDiscard(ctx).Info("released")
 	return 0, nil
 }
