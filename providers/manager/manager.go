@@ -104,7 +104,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Kit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("multicluster manager: %w", err)
 	}
-	return &Kit{Manager: mgr, Provider: p, URL: url, VirtualWorkspace: vw, clients: &clients{vw: vw}, log: opts.Log}, nil
+	return &Kit{Manager: mgr, Provider: p, URL: url, VirtualWorkspace: vw, clients: &clients{vw: vw, scheme: opts.Scheme}, log: opts.Log}, nil
 }
 
 // LogicalClusterPath reads the kcp.io/path annotation of the LogicalCluster
