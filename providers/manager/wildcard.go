@@ -26,6 +26,10 @@ type MapFunc func(cluster string, obj client.Object) []mcreconcile.Request
 type Watch struct {
 	Object client.Object
 	Map    MapFunc
+	// Changes only: deletions, and objects being deleted, cause no
+	// requests (a dependent the controller would make again must not be
+	// made again while its whole workspace is being torn down).
+	Changes bool
 }
 
 // notEngagedRetry is how soon a request for a workspace the manager has
@@ -90,6 +94,9 @@ func (s *wildcardSource) Start(_ context.Context, q workqueue.TypedRateLimitingI
 		if !ok {
 			return
 		}
+		if s.w.Changes && obj.GetDeletionTimestamp() != nil {
+			return
+		}
 		for _, req := range s.w.Map(logicalcluster.From(obj).String(), obj) {
 			q.Add(req)
 		}
@@ -97,6 +104,10 @@ func (s *wildcardSource) Start(_ context.Context, q workqueue.TypedRateLimitingI
 	return s.d.Watch(s.w.Object, toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, o any) { enqueue(o) },
-		DeleteFunc: enqueue,
+		DeleteFunc: func(o any) {
+			if !s.w.Changes {
+				enqueue(o)
+			}
+		},
 	}, func(err error) { s.log.Error(err, "following a kind in a new endpoint's workspaces") })
 }

@@ -63,7 +63,11 @@ func SetupWithManager(kit *manager.Kit, opts Options) error {
 			after, err := r.reconcile(ctx, string(req.ClusterName), req.Name)
 			return reconcile.Result{RequeueAfter: after}, err
 		}),
-		manager.Watch{Object: &tenancyv1alpha1.Workspace{}, Map: ownerAccounts})
+		// A Workspace's progress wakes its Account; its deletion does not
+		// (when the Account's own workspace is torn down, its Workspaces
+		// go before the Account is marked deleted, and must not be made
+		// again).
+		manager.Watch{Object: &tenancyv1alpha1.Workspace{}, Map: ownerAccounts, Changes: true})
 }
 
 // ownerAccounts maps a Workspace to the Accounts owning it (the operator
