@@ -32,6 +32,9 @@ import (
 // ClusterAnnotation names a LogicalCluster's cluster.
 const ClusterAnnotation = "kcp.io/cluster"
 
+// releaseAttempts bounds the retries of a release that conflicts.
+const releaseAttempts = 5
+
 // relist is how long one watch runs before the clusters are listed again.
 const relist = 30 * time.Second
 
@@ -272,19 +275,37 @@ func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, er
 	if !done {
 		return max(after, time.Second), nil
 	}
-	if w.Kind == Initializing {
-		lc.Status.Initializers = slices.DeleteFunc(lc.Status.Initializers, func(i kcpcorev1alpha1.LogicalClusterInitializer) bool { return string(i) == w.ID })
-	} else {
-		lc.Status.Terminators = slices.DeleteFunc(lc.Status.Terminators, func(i kcpcorev1alpha1.LogicalClusterTerminator) bool { return string(i) == w.ID })
-	}
-	if err := c.Status().Update(ctx, lc); err != nil {
+	// Other initializers (terminators) are removed concurrently: on a
+	// conflict the LogicalCluster is read again and the release retried at
+	// once, without running the handler again.
+	for attempt := 1; ; attempt++ {
+		if w.Kind == Initializing {
+			lc.Status.Initializers = slices.DeleteFunc(lc.Status.Initializers, func(i kcpcorev1alpha1.LogicalClusterInitializer) bool { return string(i) == w.ID })
+		} else {
+			lc.Status.Terminators = slices.DeleteFunc(lc.Status.Terminators, func(i kcpcorev1alpha1.LogicalClusterTerminator) bool { return string(i) == w.ID })
+		}
+		err := c.Status().Update(ctx, lc)
 		w.forget(cluster)
+		if err == nil {
+			break
+		}
 		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 			return 0, nil
 		}
-		return 0, fmt.Errorf("releasing the workspace: %w", err)
+		if !apierrors.IsConflict(err) || attempt == releaseAttempts {
+			return 0, fmt.Errorf("releasing the workspace: %w", err)
+		}
+		lc = &kcpcorev1alpha1.LogicalCluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, lc); err != nil {
+			if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+				return 0, nil
+			}
+			return 0, fmt.Errorf("getting the LogicalCluster: %w", err)
+		}
+		if !w.carries(lc) {
+			return 0, nil
+		}
 	}
-	w.forget(cluster)
 	logr.FromContextOrDiscard(ctx).Info("released")
 	return 0, nil
 }
