@@ -89,10 +89,6 @@ func New(sources func() []Source, lookup func(cluster string, gk schema.GroupKin
 	return c
 }
 
-// refreshSettle is the pause before Sources is read again after a
-// Refresh: new resource types are collected at most this much later.
-const refreshSettle = time.Second
-
 // Refresh makes the collector look at Sources again.
 func (c *Controller) Refresh() {
 	select {
@@ -117,11 +113,8 @@ func (c *Controller) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-c.refresh:
-			// Let a burst of CRD changes settle: every new workspace binding
-			// an export changes the CRD index, and Sources walks every
-			// workspace's bindings (measured: 4% of the core's CPU while
-			// accounts were created at ~10/s with a 100 ms pause).
-			time.Sleep(refreshSettle)
+			// Let a burst of CRD changes settle.
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 }
