@@ -182,18 +182,29 @@ func (v *initializing) release(ctx context.Context, cluster string) error {
 	if err != nil {
 		return err
 	}
-	lc := &kcpcorev1alpha1.LogicalCluster{}
-	if err := c.Get(ctx, client.ObjectKey{Name: kcpcorev1alpha1.LogicalClusterName}, lc); err != nil {
-		return fmt.Errorf("reading the LogicalCluster: %w", err)
-	}
 	id := kcpcorev1alpha1.LogicalClusterInitializer(v.id)
-	if !slices.Contains(lc.Status.Initializers, id) {
-		return nil
+	// The workspace's other initializers (the security-operator's) are
+	// removed concurrently: a conflict is read again and retried at once
+	// rather than failing the step.
+	for range releaseAttempts {
+		lc := &kcpcorev1alpha1.LogicalCluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: kcpcorev1alpha1.LogicalClusterName}, lc); err != nil {
+			return fmt.Errorf("reading the LogicalCluster: %w", err)
+		}
+		if !slices.Contains(lc.Status.Initializers, id) {
+			return nil
+		}
+		patch := client.MergeFromWithOptions(lc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		lc.Status.Initializers = slices.DeleteFunc(lc.Status.Initializers, func(i kcpcorev1alpha1.LogicalClusterInitializer) bool { return i == id })
+		if err = c.Status().Patch(ctx, lc, patch); err == nil || !apierrors.IsConflict(err) {
+			break
+		}
 	}
-	patch := client.MergeFromWithOptions(lc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	lc.Status.Initializers = slices.DeleteFunc(lc.Status.Initializers, func(i kcpcorev1alpha1.LogicalClusterInitializer) bool { return i == id })
-	if err := c.Status().Patch(ctx, lc, patch); err != nil {
+	if err != nil {
 		return fmt.Errorf("removing initializer %s from the LogicalCluster: %w", v.id, err)
 	}
 	return nil
 }
+
+// releaseAttempts bounds the retries of a release that conflicts.
+const releaseAttempts = 5

@@ -91,10 +91,10 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	log.Info("initializing workspaces", "initializer", vw.id, "virtualWorkspaces", vw.urls)
 	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers, ClusterCA: string(c.Base.CAData),
 		PathOf: kit.Provider.Path, Initializer: vw.id, BindCreator: vw.bindCreator, Release: vw.release, Client: kit.Client}
-	if err := account.SetupWithManager(mgr, opts); err != nil {
+	if err := account.SetupWithManager(kit, opts); err != nil {
 		return fmt.Errorf("account controller: %w", err)
 	}
-	if err := accountinfo.SetupWithManager(mgr, kit.Client); err != nil {
+	if err := accountinfo.SetupWithManager(kit); err != nil {
 		return fmt.Errorf("accountinfo controller: %w", err)
 	}
 	log.Info("starting", "virtualWorkspace", kit.URL, "metrics", c.MetricsAddr, "health", c.HealthAddr)

@@ -11,14 +11,17 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -28,6 +31,9 @@ import (
 
 // ClusterAnnotation names a LogicalCluster's cluster.
 const ClusterAnnotation = "kcp.io/cluster"
+
+// releaseAttempts bounds the retries of a release that conflicts.
+const releaseAttempts = 5
 
 // relist is how long one watch runs before the clusters are listed again.
 const relist = 30 * time.Second
@@ -62,6 +68,59 @@ type Watcher struct {
 	Log    logr.Logger
 	// Workers is the number of clusters handled at once.
 	Workers int
+	// Mapper, when set, maps the kinds the handler uses for every
+	// cluster's client; without it each handling discovers the cluster's
+	// API (two discovery requests each time).
+	Mapper meta.RESTMapper
+
+	http *http.Client
+
+	mu sync.Mutex
+	q  workqueue.TypedRateLimitingInterface[string]
+	// lcs are the latest LogicalClusters seen carrying the id (from the
+	// list and watch), so handling one needs no GET of it.
+	lcs map[string]*kcpcorev1alpha1.LogicalCluster
+}
+
+// Requeue handles cluster again soon if it carries the id (e.g. when
+// something the handler waits for appeared); other clusters are ignored.
+func (w *Watcher) Requeue(cluster string) {
+	w.mu.Lock()
+	q, ok := w.q, w.lcs[cluster] != nil
+	w.mu.Unlock()
+	if q != nil && ok {
+		q.Add(cluster)
+	}
+}
+
+// seen records lc from the list or watch: kept while it carries the id.
+func (w *Watcher) seen(cluster string, lc *kcpcorev1alpha1.LogicalCluster, deleted bool) bool {
+	carries := !deleted && w.carries(lc)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if carries {
+		w.lcs[cluster] = lc
+	} else {
+		delete(w.lcs, cluster)
+	}
+	return carries
+}
+
+// cached returns a copy of the latest LogicalCluster seen for cluster.
+func (w *Watcher) cached(cluster string) *kcpcorev1alpha1.LogicalCluster {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if lc := w.lcs[cluster]; lc != nil {
+		return lc.DeepCopy()
+	}
+	return nil
+}
+
+// forget drops the cached LogicalCluster (stale after a failed write).
+func (w *Watcher) forget(cluster string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.lcs, cluster)
 }
 
 func (w *Watcher) configFor(cluster string) *rest.Config {
@@ -80,13 +139,21 @@ func (w *Watcher) carries(lc *kcpcorev1alpha1.LogicalCluster) bool {
 
 // Run handles clusters until ctx ends.
 func (w *Watcher) Run(ctx context.Context) error {
-	wild, err := client.NewWithWatch(w.configFor("*"), client.Options{Scheme: w.Scheme})
+	hc, err := rest.HTTPClientFor(w.configFor("*"))
+	if err != nil {
+		return fmt.Errorf("%s %s: HTTP client for %s: %w", w.Kind, w.ID, w.URL, err)
+	}
+	w.http = hc
+	wild, err := client.NewWithWatch(w.configFor("*"), client.Options{Scheme: w.Scheme, HTTPClient: hc})
 	if err != nil {
 		return fmt.Errorf("%s %s: client for %s: %w", w.Kind, w.ID, w.URL, err)
 	}
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](250*time.Millisecond, 30*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: string(w.Kind) + "-" + w.ID})
+	w.mu.Lock()
+	w.q, w.lcs = q, map[string]*kcpcorev1alpha1.LogicalCluster{}
+	w.mu.Unlock()
 	go func() {
 		<-ctx.Done()
 		q.ShutDown()
@@ -117,11 +184,20 @@ func (w *Watcher) listWatch(ctx context.Context, wild client.WithWatch, q workqu
 	if err := wild.List(ctx, list); err != nil {
 		return err
 	}
+	listed := map[string]bool{}
 	for i := range list.Items {
-		if c := list.Items[i].Annotations[ClusterAnnotation]; c != "" && w.carries(&list.Items[i]) {
+		if c := list.Items[i].Annotations[ClusterAnnotation]; c != "" && w.seen(c, &list.Items[i], false) {
+			listed[c] = true
 			q.Add(c)
 		}
 	}
+	w.mu.Lock()
+	for c := range w.lcs {
+		if !listed[c] {
+			delete(w.lcs, c)
+		}
+	}
+	w.mu.Unlock()
 	wctx, cancel := context.WithTimeout(ctx, relist)
 	defer cancel()
 	// The watch starts "now": the core's wildcard lists and its watch
@@ -137,10 +213,10 @@ func (w *Watcher) listWatch(ctx context.Context, wild client.WithWatch, q workqu
 			return fmt.Errorf("watch: %v", apierrors.FromObject(ev.Object))
 		}
 		lc, ok := ev.Object.(*kcpcorev1alpha1.LogicalCluster)
-		if !ok || ev.Type == watch.Deleted {
+		if !ok {
 			continue
 		}
-		if c := lc.Annotations[ClusterAnnotation]; c != "" && w.carries(lc) {
+		if c := lc.Annotations[ClusterAnnotation]; c != "" && w.seen(c, lc, ev.Type == watch.Deleted) {
 			q.Add(c)
 		}
 	}
@@ -170,19 +246,24 @@ func (w *Watcher) work(ctx context.Context, q workqueue.TypedRateLimitingInterfa
 
 // handle runs the handler for one cluster and releases it when done.
 func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, error) {
-	c, err := client.New(w.configFor(cluster), client.Options{Scheme: w.Scheme})
+	c, err := client.New(w.configFor(cluster), client.Options{Scheme: w.Scheme, HTTPClient: w.http, Mapper: w.Mapper})
 	if err != nil {
 		return 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	lc := &kcpcorev1alpha1.LogicalCluster{}
-	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, lc); err != nil {
-		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
-			// Released already, or gone: nothing left to do.
-			return 0, nil
+	// The latest LogicalCluster the watch saw; read when there is none
+	// (it is read again after a write failed).
+	lc := w.cached(cluster)
+	if lc == nil {
+		lc = &kcpcorev1alpha1.LogicalCluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, lc); err != nil {
+			if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+				// Released already, or gone: nothing left to do.
+				return 0, nil
+			}
+			return 0, fmt.Errorf("getting the LogicalCluster: %w", err)
 		}
-		return 0, fmt.Errorf("getting the LogicalCluster: %w", err)
 	}
 	if !w.carries(lc) {
 		return 0, nil
@@ -194,16 +275,36 @@ func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, er
 	if !done {
 		return max(after, time.Second), nil
 	}
-	if w.Kind == Initializing {
-		lc.Status.Initializers = slices.DeleteFunc(lc.Status.Initializers, func(i kcpcorev1alpha1.LogicalClusterInitializer) bool { return string(i) == w.ID })
-	} else {
-		lc.Status.Terminators = slices.DeleteFunc(lc.Status.Terminators, func(i kcpcorev1alpha1.LogicalClusterTerminator) bool { return string(i) == w.ID })
-	}
-	if err := c.Status().Update(ctx, lc); err != nil {
+	// Other initializers (terminators) are removed concurrently: on a
+	// conflict the LogicalCluster is read again and the release retried at
+	// once, without running the handler again.
+	for attempt := 1; ; attempt++ {
+		if w.Kind == Initializing {
+			lc.Status.Initializers = slices.DeleteFunc(lc.Status.Initializers, func(i kcpcorev1alpha1.LogicalClusterInitializer) bool { return string(i) == w.ID })
+		} else {
+			lc.Status.Terminators = slices.DeleteFunc(lc.Status.Terminators, func(i kcpcorev1alpha1.LogicalClusterTerminator) bool { return string(i) == w.ID })
+		}
+		err := c.Status().Update(ctx, lc)
+		w.forget(cluster)
+		if err == nil {
+			break
+		}
 		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 			return 0, nil
 		}
-		return 0, fmt.Errorf("releasing the workspace: %w", err)
+		if !apierrors.IsConflict(err) || attempt == releaseAttempts {
+			return 0, fmt.Errorf("releasing the workspace: %w", err)
+		}
+		lc = &kcpcorev1alpha1.LogicalCluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, lc); err != nil {
+			if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+				return 0, nil
+			}
+			return 0, fmt.Errorf("getting the LogicalCluster: %w", err)
+		}
+		if !w.carries(lc) {
+			return 0, nil
+		}
 	}
 	logr.FromContextOrDiscard(ctx).Info("released")
 	return 0, nil

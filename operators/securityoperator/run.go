@@ -6,12 +6,17 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/kcp-dev/logicalcluster/v3"
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -130,6 +135,23 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 			}
 			return cl.Delete(ctx, st, client.Preconditions{UID: &st.UID})
 		},
+		// From the cache (the export's virtual workspace serves initializing
+		// workspaces that bind it); a workspace not engaged yet is read
+		// through the lifecycle client.
+		AccountInfo: func(ctx context.Context, cluster string) (*corev1alpha1.AccountInfo, bool, error) {
+			cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(cluster))
+			if err != nil {
+				return nil, false, nil
+			}
+			info := &corev1alpha1.AccountInfo{}
+			if err := cl.GetClient().Get(ctx, client.ObjectKey{Name: corev1alpha1.AccountInfoName}, info); err != nil {
+				if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+					return nil, true, nil
+				}
+				return nil, true, err
+			}
+			return info, true, nil
+		},
 		WriteTuples: fgaClient.Write,
 		ReadTuples:  fgaClient.Read,
 	}
@@ -143,6 +165,14 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, c.WaitForURL)
 	defer cancel()
+	// Every cluster's client maps the same two cluster-scoped kinds.
+	mapper := meta.NewDefaultRESTMapper(nil)
+	for _, gvk := range []schema.GroupVersionKind{
+		kcpcorev1alpha1.SchemeGroupVersion.WithKind("LogicalCluster"),
+		corev1alpha1.SchemeGroupVersion.WithKind("AccountInfo"),
+	} {
+		mapper.Add(gvk, meta.RESTScopeRoot)
+	}
 	var watchers []*lifecycle.Watcher
 	for _, w := range []struct {
 		kind    lifecycle.Kind
@@ -155,8 +185,26 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		}
 		for _, url := range urls {
 			watchers = append(watchers, &lifecycle.Watcher{Kind: w.kind, ID: c.WorkspaceType, URL: url, Config: c.Lifecycle, Scheme: scheme,
-				Handle: w.handler, Log: log.WithName(string(w.kind)).WithValues("url", url), Workers: c.Workers})
+				Handle: w.handler, Log: log.WithName(string(w.kind)).WithValues("url", url), Workers: c.Workers, Mapper: mapper})
 		}
+	}
+	// A new AccountInfo is what the initializer waits for: handle its
+	// workspace at once rather than at the next retry (the initializing
+	// watcher of the shard holding it; the others hold no such workspace).
+	if err := kit.Provider.Dispatch().Watch(&corev1alpha1.AccountInfo{}, toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			o, ok := obj.(client.Object)
+			if !ok {
+				return
+			}
+			for _, w := range watchers {
+				if w.Kind == lifecycle.Initializing {
+					w.Requeue(logicalcluster.From(o).String())
+				}
+			}
+		},
+	}, func(err error) { log.Error(err, "following AccountInfos") }); err != nil {
+		return err
 	}
 	// The watchers run beside the manager and end with ctx.
 	for _, w := range watchers {

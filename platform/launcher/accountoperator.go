@@ -21,21 +21,15 @@ import (
 func accountOperatorComponent(c *Config) Component {
 	health := fmt.Sprintf("127.0.0.1:%d", c.Ports.AccountOperatorHealth())
 	admin := filepath.Join(c.RootDir, adminKubeconfig)
-	ttl := c.OperatorTokenTTL
-	if ttl == 0 {
-		ttl = DefaultOperatorTokenTTL
-	}
 	return Component{
 		Name:   "account-operator",
 		Binary: "account-operator",
 		BeforeStart: func(ctx context.Context) error {
-			tf, err := OperatorCredential(ctx, admin, operatorKubeconfigPath(c), ttl)
+			tf, err := OperatorCredential(ctx, admin, operatorKubeconfigPath(c), c.tokenTTL())
 			if err != nil {
 				return err
 			}
-			tf.RefreshAfter = c.OperatorTokenRefresh
-			tf.Logf = func(format string, args ...any) { c.logf("launcher", format, args...) }
-			go tf.Run(ctx)
+			runTokenFile(ctx, c, tf)
 			return nil
 		},
 		Args: append([]string{

@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -28,13 +29,10 @@ const (
 	operatorSlice      = "core.platform-mesh.io"
 	operatorNamespace  = "default"
 	operatorSA         = "account-operator"
-	// DefaultOperatorTokenTTL is the token's lifetime (a kubelet-projected
-	// token's default); the launcher mints the next at 80% of it.
+	// DefaultOperatorTokenTTL is the lifetime of the operators' and the
+	// example providers' tokens (a kubelet-projected token's default); the
+	// launcher mints the next at 80% of it.
 	DefaultOperatorTokenTTL = time.Hour
-	// longTokenTTL is the lifetime of the tokens minted once at start for
-	// the security-operator and the example providers (they are not
-	// refreshed yet, unlike the account-operator's).
-	longTokenTTL = 30 * 24 * time.Hour
 	// useRole is the ClusterRole granting verb "use" on the workspace types
 	// the operator assigns (and "initialize" on its own).
 	useRole = "meshplane:account-operator:use"
@@ -112,17 +110,30 @@ func OperatorCredential(ctx context.Context, adminKubeconfigPath, out string, tt
 			return nil, fmt.Errorf("%s in %s: %w", useRole, path, err)
 		}
 	}
-	tf := &credentials.TokenFile{Config: pcfg, Namespace: operatorNamespace, Name: operatorSA, TTL: ttl,
+	return TokenKubeconfig(ctx, pcfg, operatorNamespace, operatorSA, out, ttl)
+}
+
+// TokenKubeconfig writes a kubeconfig for ServiceAccount namespace/name of
+// the workspace cfg points at (cfg may mint its tokens) to out, naming the
+// file out with extension .token as its tokenFile, which it fills with a
+// fresh token valid for ttl. The returned TokenFile keeps the file fresh
+// when run (TokenFile.Run), as the kubelet does for a pod's projected
+// token; the client re-reads the file, so no token it holds expires.
+func TokenKubeconfig(ctx context.Context, cfg *rest.Config, namespace, name, out string, ttl time.Duration) (*credentials.TokenFile, error) {
+	tf := &credentials.TokenFile{Config: cfg, Namespace: namespace, Name: name, TTL: ttl,
 		Path: strings.TrimSuffix(out, filepath.Ext(out)) + ".token"}
 	if err := tf.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 		return nil, err
 	}
 	if err := tf.Mint(ctx); err != nil {
 		return nil, err
 	}
-	tokenCfg := rest.AnonymousClientConfig(pcfg)
+	tokenCfg := rest.AnonymousClientConfig(cfg)
 	tokenCfg.BearerTokenFile = tf.Path
-	kc, err := credentials.Kubeconfig(tokenCfg, pcfg.Host, "")
+	kc, err := credentials.Kubeconfig(tokenCfg, cfg.Host, "")
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +141,22 @@ func OperatorCredential(ctx context.Context, adminKubeconfigPath, out string, tt
 		return nil, err
 	}
 	return tf, nil
+}
+
+// runTokenFile keeps tf fresh until ctx ends, refreshing at the launcher's
+// --operator-token-refresh age if set and logging failed refreshes.
+func runTokenFile(ctx context.Context, c *Config, tf *credentials.TokenFile) {
+	tf.RefreshAfter = c.OperatorTokenRefresh
+	tf.Logf = func(format string, args ...any) { c.logf("launcher", format, args...) }
+	go tf.Run(ctx)
+}
+
+// tokenTTL is the lifetime of the tokens the launcher mints.
+func (c *Config) tokenTTL() time.Duration {
+	if c.OperatorTokenTTL == 0 {
+		return DefaultOperatorTokenTTL
+	}
+	return c.OperatorTokenTTL
 }
 
 // globalServiceAccount is the RBAC subject that names ServiceAccount

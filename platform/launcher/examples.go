@@ -156,7 +156,7 @@ func setUpExample(ctx context.Context, c *Config, base *rest.Config, name, expor
 	if err := bootstrap.ApplyObjects(ctx, base, "root:"+demo, []*unstructured.Unstructured{binding}, name); err != nil {
 		return err
 	}
-	return exampleCredential(ctx, base, "root:"+provider, export, name+"-provider", out)
+	return exampleCredential(ctx, c, base, "root:"+provider, export, name+"-provider", out)
 }
 
 // ensureWorkspace creates root:<name> if needed and waits until it is Ready.
@@ -171,8 +171,9 @@ func ensureWorkspace(ctx context.Context, base *rest.Config, name string) error 
 
 // exampleCredential grants ServiceAccount sa (namespace default) in the
 // provider workspace the export's rights and writes a kubeconfig with a
-// fresh token of it, as `provider-kubeconfig --service-account` does.
-func exampleCredential(ctx context.Context, base *rest.Config, workspace, export, sa, out string) error {
+// token file the launcher keeps fresh (TokenKubeconfig), as for the
+// account-operator.
+func exampleCredential(ctx context.Context, c *Config, base *rest.Config, workspace, export, sa, out string) error {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{apisv1alpha2.AddToScheme, corev1.AddToScheme, rbacv1.AddToScheme} {
 		if err := add(scheme); err != nil {
@@ -192,18 +193,12 @@ func exampleCredential(ctx context.Context, base *rest.Config, workspace, export
 	if err := credentials.Grant(ctx, cl, exp, export, credentials.Subject{Namespace: "default", Name: sa}); err != nil {
 		return err
 	}
-	token, err := credentials.Token(ctx, cfg, "default", sa, longTokenTTL)
+	tf, err := TokenKubeconfig(ctx, cfg, "default", sa, out, c.tokenTTL())
 	if err != nil {
 		return err
 	}
-	kc, err := credentials.Kubeconfig(cfg, cfg.Host, token)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
-		return err
-	}
-	return clientcmd.WriteToFile(*kc, out)
+	runTokenFile(ctx, c, tf)
+	return nil
 }
 
 // writeWorkspaceKubeconfig writes the admin kubeconfig with its current

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
@@ -17,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshplane/meshplane/providers/credentials"
@@ -114,7 +114,12 @@ func securityOperatorComponent(c *Config) Component {
 		Name:   "security-operator",
 		Binary: "security-operator",
 		BeforeStart: func(ctx context.Context) error {
-			return SecurityOperatorCredential(ctx, filepath.Join(c.RootDir, adminKubeconfig), kubeconfig)
+			tf, err := SecurityOperatorCredential(ctx, filepath.Join(c.RootDir, adminKubeconfig), kubeconfig, c.tokenTTL())
+			if err != nil {
+				return err
+			}
+			runTokenFile(ctx, c, tf)
+			return nil
 		},
 		Args: []string{
 			"--kubeconfig", kubeconfig,
@@ -141,16 +146,17 @@ func securityOperatorComponent(c *Config) Component {
 // SecurityOperatorCredential gives the security-operator's ServiceAccount
 // in the provider workspace the rights of the export and, in root, read,
 // "initialize" and "terminate" on the WorkspaceType security, and writes
-// a kubeconfig with a fresh token of it to out.
-func SecurityOperatorCredential(ctx context.Context, adminKubeconfigPath, out string) error {
+// a kubeconfig to out whose tokenFile holds a token valid for ttl; the
+// returned TokenFile keeps it fresh when run (see TokenKubeconfig).
+func SecurityOperatorCredential(ctx context.Context, adminKubeconfigPath, out string, ttl time.Duration) (*credentials.TokenFile, error) {
 	base, err := adminConfig(adminKubeconfigPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme, corev1.AddToScheme, rbacv1.AddToScheme} {
 		if err := add(scheme); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	in := func(path string) (*rest.Config, client.Client, error) {
@@ -161,22 +167,22 @@ func SecurityOperatorCredential(ctx context.Context, adminKubeconfigPath, out st
 	}
 	pcfg, pc, err := in(providerWorkspace)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	slice := &apisv1alpha1.APIExportEndpointSlice{}
 	if err := pc.Get(ctx, client.ObjectKey{Name: operatorSlice}, slice); err != nil {
-		return fmt.Errorf("APIExportEndpointSlice %s: %w", operatorSlice, err)
+		return nil, fmt.Errorf("APIExportEndpointSlice %s: %w", operatorSlice, err)
 	}
 	export := &apisv1alpha2.APIExport{}
 	if err := pc.Get(ctx, client.ObjectKey{Name: slice.Spec.APIExport.Name}, export); err != nil {
-		return fmt.Errorf("APIExport %s: %w", slice.Spec.APIExport.Name, err)
+		return nil, fmt.Errorf("APIExport %s: %w", slice.Spec.APIExport.Name, err)
 	}
 	if err := credentials.Grant(ctx, pc, export, operatorSlice, credentials.Subject{Namespace: operatorNamespace, Name: securityOperatorSA}); err != nil {
-		return err
+		return nil, err
 	}
 	_, rc, err := in("root")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rules := []rbacv1.PolicyRule{
 		{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, ResourceNames: []string{securityType},
@@ -186,28 +192,20 @@ func SecurityOperatorCredential(ctx context.Context, adminKubeconfigPath, out st
 	// In root the ServiceAccounts are named by their global names.
 	cluster := export.Annotations["kcp.io/cluster"]
 	if cluster == "" {
-		return fmt.Errorf("APIExport %s has no kcp.io/cluster annotation", export.Name)
+		return nil, fmt.Errorf("APIExport %s has no kcp.io/cluster annotation", export.Name)
 	}
 	sa := globalServiceAccount(cluster, operatorNamespace, securityOperatorSA)
 	if err := ensureClusterRole(ctx, rc, securityRole, rules, sa); err != nil {
-		return fmt.Errorf("%s in root: %w", securityRole, err)
+		return nil, fmt.Errorf("%s in root: %w", securityRole, err)
 	}
 	// org and account extend security, so whoever creates workspaces of
 	// those types (the account-operator) needs "use" on it too.
 	use := []rbacv1.PolicyRule{{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, ResourceNames: []string{securityType}, Verbs: []string{"use"}}}
 	accountOperator := globalServiceAccount(cluster, operatorNamespace, operatorSA)
 	if err := ensureClusterRole(ctx, rc, securityUseRole, use, accountOperator); err != nil {
-		return fmt.Errorf("%s in root: %w", securityUseRole, err)
+		return nil, fmt.Errorf("%s in root: %w", securityUseRole, err)
 	}
-	token, err := credentials.Token(ctx, pcfg, operatorNamespace, securityOperatorSA, longTokenTTL)
-	if err != nil {
-		return err
-	}
-	kc, err := credentials.Kubeconfig(pcfg, pcfg.Host, token)
-	if err != nil {
-		return err
-	}
-	return clientcmd.WriteToFile(*kc, out)
+	return TokenKubeconfig(ctx, pcfg, operatorNamespace, securityOperatorSA, out, ttl)
 }
 
 // ensureClusterRole creates or updates ClusterRole name with rules and

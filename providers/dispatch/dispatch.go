@@ -12,6 +12,9 @@ package dispatch
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,17 +35,116 @@ type Dispatch struct {
 
 	mu          sync.Mutex
 	dispatchers map[toolscache.SharedIndexInformer]*dispatcher
+	// caches are the wildcard caches seen so far (one per endpoint of
+	// the slice), watches the handlers for every workspace, attached is
+	// which watch is on which cache's informer.
+	caches   []mcpcache.WildcardCache
+	watches  []*watch
+	attached map[attachment]bool
+}
+
+// watch is a handler of one kind in every workspace.
+type watch struct {
+	obj client.Object
+	h   toolscache.ResourceEventHandler
+	// errs receives the errors of attaching it to a new cache's informer.
+	errs func(error)
+}
+
+type attachment struct {
+	cache mcpcache.WildcardCache
+	w     *watch
 }
 
 // New returns an empty Dispatch; scheme maps kinds to objects.
 func New(scheme *runtime.Scheme) *Dispatch {
-	return &Dispatch{scheme: scheme, dispatchers: map[toolscache.SharedIndexInformer]*dispatcher{}}
+	return &Dispatch{scheme: scheme, dispatchers: map[toolscache.SharedIndexInformer]*dispatcher{},
+		attached: map[attachment]bool{}}
 }
 
 // For returns the view of wildcard for one workspace: its informers hand
-// event handlers to the dispatcher instead of the shared informer.
+// event handlers to the dispatcher instead of the shared informer. The
+// first time a wildcard cache is seen, every Watch is attached to it.
 func (d *Dispatch) For(wildcard mcpcache.WildcardCache, cluster logicalcluster.Name) mcpcache.WildcardCache {
+	d.mu.Lock()
+	if !slices.Contains(d.caches, wildcard) {
+		d.caches = append(d.caches, wildcard)
+	}
+	d.mu.Unlock()
+	d.attach()
 	return &view{WildcardCache: wildcard, d: d, cluster: cluster.String()}
+}
+
+// Watch adds h to the shared informer of obj's kind of every wildcard
+// cache, now and as caches appear (a cache appears with the first
+// workspace of its endpoint, and its informer hands h the objects it
+// holds already). h sees the objects of every workspace, engaged or not
+// yet; errs (may be nil) gets what fails when attaching to a later cache.
+func (d *Dispatch) Watch(obj client.Object, h toolscache.ResourceEventHandler, errs func(error)) error {
+	w := &watch{obj: obj, h: h, errs: errs}
+	d.mu.Lock()
+	d.watches = append(d.watches, w)
+	d.mu.Unlock()
+	return d.attach()
+}
+
+// attach puts every watch on every cache it is not on yet.
+func (d *Dispatch) attach() error {
+	d.mu.Lock()
+	var todo []attachment
+	for _, c := range d.caches {
+		for _, w := range d.watches {
+			if a := (attachment{c, w}); !d.attached[a] {
+				d.attached[a] = true
+				todo = append(todo, a)
+			}
+		}
+	}
+	d.mu.Unlock()
+	var errs []error
+	for _, a := range todo {
+		if err := a.add(); err != nil {
+			if a.w.errs != nil {
+				a.w.errs(err)
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (a attachment) add() error {
+	// The informer is created (and started with the cache) if need be;
+	// not waiting for its sync keeps the provider's handler unblocked.
+	if _, err := a.cache.GetInformer(context.Background(), a.w.obj, cache.BlockUntilSynced(false)); err != nil {
+		return fmt.Errorf("informer for %T: %w", a.w.obj, err)
+	}
+	inf, _, _, err := a.cache.GetSharedInformer(a.w.obj)
+	if err != nil {
+		return fmt.Errorf("informer for %T: %w", a.w.obj, err)
+	}
+	if _, err := inf.AddEventHandler(a.w.h); err != nil {
+		return fmt.Errorf("handler for %T: %w", a.w.obj, err)
+	}
+	return nil
+}
+
+// Get reads obj's kind from the wildcard caches' stores (no request): the
+// object named name in cluster, if any cache holds it.
+func (d *Dispatch) Get(obj client.Object, cluster, name string) (any, bool) {
+	d.mu.Lock()
+	caches := slices.Clone(d.caches)
+	d.mu.Unlock()
+	for _, c := range caches {
+		inf, _, _, err := c.GetSharedInformer(obj)
+		if err != nil {
+			continue
+		}
+		if o, ok, err := inf.GetIndexer().GetByKey(kcpcache.ToClusterAwareKey(cluster, "", name)); err == nil && ok {
+			return o, true
+		}
+	}
+	return nil, false
 }
 
 func (d *Dispatch) dispatcher(inf toolscache.SharedIndexInformer) *dispatcher {

@@ -8,11 +8,18 @@ import (
 	"time"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
+	mcpcache "github.com/kcp-dev/multicluster-provider/pkg/cache"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 	fcache "k8s.io/client-go/tools/cache/testing"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func cm(cluster, name, data string) *corev1.ConfigMap {
@@ -111,5 +118,76 @@ func TestDispatcherRoutesByCluster(t *testing.T) {
 		if e == "add a (initial)" || e == "add c" || e == "update a" || e == "update c" {
 			t.Errorf("c2's handler got %q of c1", e)
 		}
+	}
+}
+
+// fakeWildcard is a wildcard cache with one shared informer (only the
+// methods Watch, For and Get use).
+type fakeWildcard struct {
+	mcpcache.WildcardCache
+	inf toolscache.SharedIndexInformer
+}
+
+func (f *fakeWildcard) GetInformer(context.Context, client.Object, ...cache.InformerGetOption) (cache.Informer, error) {
+	return f.inf, nil
+}
+
+func (f *fakeWildcard) GetSharedInformer(runtime.Object) (toolscache.SharedIndexInformer, schema.GroupVersionKind, meta.RESTScopeName, error) {
+	return f.inf, schema.GroupVersionKind{}, meta.RESTScopeNameRoot, nil
+}
+
+// TestWatchEveryWorkspace: a Watch handler sees the objects of every
+// workspace, once, from the first workspace of a cache on (whether the
+// Watch came before or after it), and Get finds an object by cluster and
+// name in the caches' stores.
+func TestWatchEveryWorkspace(t *testing.T) {
+	src := fcache.NewFakeControllerSource()
+	src.Add(cm("c1", "a", "1"))
+	src.Add(cm("c2", "b", "1"))
+	// kcp's informer, keyed by cluster as the wildcard caches' are.
+	inf := kcpinformers.NewSharedIndexInformer(src, &corev1.ConfigMap{}, 0,
+		toolscache.Indexers{kcpcache.ClusterIndexName: kcpcache.ClusterIndexFunc})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go inf.RunWithContext(ctx)
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+	wc := &fakeWildcard{inf: inf}
+	d := New(scheme.Scheme)
+
+	early := &recorder{}
+	if err := d.Watch(&corev1.ConfigMap{}, early, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := early.got(); len(got) != 0 {
+		t.Fatalf("a Watch before any cache got %v", got)
+	}
+	d.For(wc, "c1")
+	d.For(wc, "c2") // the same cache: not attached twice
+	eventually(t, "both workspaces' objects", func() bool { return early.has("add a (initial)") && early.has("add b (initial)") })
+
+	late := &recorder{}
+	if err := d.Watch(&corev1.ConfigMap{}, late, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the late Watch's objects", func() bool { return late.has("add a (initial)") && late.has("add b (initial)") })
+
+	src.Add(cm("c3", "c", "1"))
+	eventually(t, "an object of a workspace never engaged", func() bool { return early.has("add c") && late.has("add c") })
+	n := 0
+	for _, e := range early.got() {
+		if e == "add a (initial)" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the early handler saw a %d times, want once: %v", n, early.got())
+	}
+	if _, ok := d.Get(&corev1.ConfigMap{}, "c3", "c"); !ok {
+		t.Error("Get did not find c in c3")
+	}
+	if _, ok := d.Get(&corev1.ConfigMap{}, "c1", "c"); ok {
+		t.Error("Get found c in c1, where there is none")
 	}
 }

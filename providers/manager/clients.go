@@ -2,79 +2,178 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 )
 
-// clients hands out one client per engaged workspace that reads from the
-// workspace's view of the shared wildcard cache and writes through the
-// virtual workspace, all sharing one HTTP client (one connection pool) and
-// one REST mapper. Every workspace behind an export's virtual workspace
-// serves the same exported and claimed resources, so one mapper (built
-// from the wildcard endpoint's discovery) answers for all; upstream gives
-// each workspace's client its own discovery mapper (~50 KB each once used).
+// clients hands out the clients of engaged workspaces: each reads from the
+// workspace's view of the shared wildcard cache and writes through one
+// client of the export's virtual workspace shared by all workspaces, whose
+// requests are sent to the workspace named in their context. Every
+// workspace behind an export's virtual workspace serves the same exported
+// and claimed resources, so one REST mapper (from the wildcard endpoint's
+// discovery) answers for all. A client per workspace, as upstream makes,
+// holds its own REST clients, rate limiter and token source per kind
+// (~10 KB per workspace, and its own discovery mapper when used).
 type clients struct {
-	vw *rest.Config
+	vw     *rest.Config
+	scheme *runtime.Scheme
 
 	once   sync.Once
 	err    error
-	http   *http.Client
-	mapper meta.RESTMapper
-
-	mu  sync.Mutex
-	all map[string]entry
+	shared client.Client
 }
 
-type entry struct {
-	cluster cluster.Cluster
-	client  client.Client
-}
+// clusterPlaceholder stands for the workspace in the shared client's URL;
+// clusterTransport replaces it with the workspace of the request's context.
+const clusterPlaceholder = "meshplane-workspace-of-context"
+
+type clusterKey struct{}
 
 func (c *clients) init() error {
 	c.once.Do(func() {
-		if c.http, c.err = rest.HTTPClientFor(c.vw); c.err != nil {
+		hc, err := rest.HTTPClientFor(c.vw)
+		if err != nil {
+			c.err = err
 			return
 		}
 		wildcard := rest.CopyConfig(c.vw)
 		wildcard.Host += "/clusters/*"
-		c.mapper, c.err = apiutil.NewDynamicRESTMapper(wildcard, c.http)
+		mapper, err := apiutil.NewDynamicRESTMapper(wildcard, hc)
+		if err != nil {
+			c.err = err
+			return
+		}
+		routed := *hc
+		routed.Transport = &clusterTransport{next: hc.Transport}
+		cfg := rest.CopyConfig(c.vw)
+		cfg.Host += "/clusters/" + clusterPlaceholder
+		c.shared, c.err = client.New(cfg, client.Options{Scheme: c.scheme, HTTPClient: &routed, Mapper: mapper})
 	})
 	return c.err
 }
 
+// clusterTransport sends a request of the shared client to the workspace
+// in its context; without one it fails (never a request to a wrong place).
+type clusterTransport struct{ next http.RoundTripper }
+
+func (t *clusterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	cluster, _ := req.Context().Value(clusterKey{}).(string)
+	if cluster == "" {
+		return nil, errors.New("manager: a request of the shared workspace client without a workspace")
+	}
+	r := req.Clone(req.Context())
+	from, to := "/clusters/"+clusterPlaceholder+"/", "/clusters/"+cluster+"/"
+	r.URL.Path = strings.Replace(r.URL.Path, from, to, 1)
+	if r.URL.RawPath != "" {
+		r.URL.RawPath = strings.Replace(r.URL.RawPath, from, to, 1)
+	}
+	return t.next.RoundTrip(r)
+}
+
 // Client returns the client of an engaged workspace (by logical-cluster
-// name or path), creating it on first use; a workspace engaged anew gets a
-// new one.
+// name or path): reads come from the workspace's view of the shared cache,
+// writes go to the workspace through the virtual workspace.
 func (k *Kit) Client(ctx context.Context, name string) (client.Client, error) {
 	cl, err := k.Manager.GetCluster(ctx, multicluster.ClusterName(name))
 	if err != nil {
 		return nil, err
 	}
-	c := k.clients
-	if err := c.init(); err != nil {
+	if err := k.clients.init(); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.all[name]; ok && e.cluster == cl {
-		return e.client, nil
+	if lc, ok := k.Provider.Cluster(name); ok {
+		name = lc
 	}
-	cfg := rest.CopyConfig(cl.GetConfig())
-	cli, err := client.New(cfg, client.Options{Scheme: cl.GetScheme(), HTTPClient: c.http, Mapper: c.mapper,
-		Cache: &client.CacheOptions{Reader: cl.GetCache()}})
-	if err != nil {
-		return nil, err
+	return &workspaceClient{Client: k.clients.shared, cluster: name, cache: cl.GetCache()}, nil
+}
+
+// workspaceClient is the shared client bound to one workspace.
+type workspaceClient struct {
+	client.Client
+	cluster string
+	cache   client.Reader
+}
+
+func (w *workspaceClient) in(ctx context.Context) context.Context {
+	return context.WithValue(ctx, clusterKey{}, w.cluster)
+}
+
+func (w *workspaceClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(runtime.Unstructured); ok {
+		return w.Client.Get(w.in(ctx), key, obj, opts...)
 	}
-	if c.all == nil {
-		c.all = map[string]entry{}
+	return w.cache.Get(ctx, key, obj, opts...)
+}
+
+func (w *workspaceClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*unstructured.UnstructuredList); ok {
+		return w.Client.List(w.in(ctx), list, opts...)
 	}
-	c.all[name] = entry{cluster: cl, client: cli}
-	return cli, nil
+	return w.cache.List(ctx, list, opts...)
+}
+
+func (w *workspaceClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	return w.Client.Apply(w.in(ctx), obj, opts...)
+}
+
+func (w *workspaceClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	return w.Client.Create(w.in(ctx), obj, opts...)
+}
+
+func (w *workspaceClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	return w.Client.Delete(w.in(ctx), obj, opts...)
+}
+
+func (w *workspaceClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	return w.Client.Update(w.in(ctx), obj, opts...)
+}
+
+func (w *workspaceClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	return w.Client.Patch(w.in(ctx), obj, patch, opts...)
+}
+
+func (w *workspaceClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	return w.Client.DeleteAllOf(w.in(ctx), obj, opts...)
+}
+
+func (w *workspaceClient) Status() client.SubResourceWriter { return w.SubResource("status") }
+
+func (w *workspaceClient) SubResource(sub string) client.SubResourceClient {
+	return &workspaceSubResource{c: w.Client.SubResource(sub), w: w}
+}
+
+// workspaceSubResource is a subresource client bound to one workspace.
+type workspaceSubResource struct {
+	c client.SubResourceClient
+	w *workspaceClient
+}
+
+func (s *workspaceSubResource) Get(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceGetOption) error {
+	return s.c.Get(s.w.in(ctx), obj, sub, opts...)
+}
+
+func (s *workspaceSubResource) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
+	return s.c.Create(s.w.in(ctx), obj, sub, opts...)
+}
+
+func (s *workspaceSubResource) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	return s.c.Update(s.w.in(ctx), obj, opts...)
+}
+
+func (s *workspaceSubResource) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	return s.c.Patch(s.w.in(ctx), obj, patch, opts...)
+}
+
+func (s *workspaceSubResource) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+	return s.c.Apply(s.w.in(ctx), obj, opts...)
 }

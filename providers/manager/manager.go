@@ -57,6 +57,7 @@ type Kit struct {
 	VirtualWorkspace *rest.Config
 
 	clients *clients
+	log     logr.Logger
 }
 
 // New waits for the slice's URL, then builds the provider and manager. cfg
@@ -103,7 +104,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Kit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("multicluster manager: %w", err)
 	}
-	return &Kit{Manager: mgr, Provider: p, URL: url, VirtualWorkspace: vw, clients: &clients{vw: vw}}, nil
+	return &Kit{Manager: mgr, Provider: p, URL: url, VirtualWorkspace: vw, clients: &clients{vw: vw, scheme: opts.Scheme}, log: opts.Log}, nil
 }
 
 // LogicalClusterPath reads the kcp.io/path annotation of the LogicalCluster

@@ -92,6 +92,7 @@ type Provider struct {
 
 	paths   *Paths
 	res     *resolver
+	d       *dispatch.Dispatch
 	log     logr.Logger
 	slowEng time.Duration
 }
@@ -142,8 +143,13 @@ func New(cfg *rest.Config, slice string, opts Options) (*Provider, error) {
 		return nil, err
 	}
 	p.Provider = inner
+	p.d = d
 	return p, nil
 }
+
+// Dispatch routes the shared informers' events; its Watch follows a kind
+// in every workspace at once.
+func (p *Provider) Dispatch() *dispatch.Dispatch { return p.d }
 
 // Get returns the cluster named by a logical-cluster name or a workspace
 // path.

@@ -13,13 +13,11 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
-	mccontroller "sigs.k8s.io/multicluster-runtime/pkg/controller"
-	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+	"github.com/meshplane/meshplane/providers/manager"
 )
 
 // Options configure the controller.
@@ -43,36 +41,46 @@ type Options struct {
 	// Release removes the initializer from it.
 	BindCreator func(ctx context.Context, cluster, creator string) error
 	Release     func(ctx context.Context, cluster string) error
-	// Client, when set, returns an engaged workspace's client (the provider
-	// kit's, sharing one REST mapper); default: the cluster's own.
+	// Client, when set, returns an engaged workspace's client; default:
+	// the provider kit's (sharing one REST mapper).
 	Client func(ctx context.Context, cluster string) (ctrl.Client, error)
 }
 
 // clients returns the client of an engaged cluster.
 type clients func(ctx context.Context, cluster string) (ctrl.Client, error)
 
-// SetupWithManager adds the controller to mgr.
-func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
+// SetupWithManager adds the controller to the kit's manager. It follows
+// Accounts, and the Workspaces they own, in every workspace at once
+// (manager.Kit.WildcardController) rather than engaging each workspace.
+func SetupWithManager(kit *manager.Kit, opts Options) error {
 	c := clients(opts.Client)
 	if c == nil {
-		c = func(ctx context.Context, cluster string) (ctrl.Client, error) {
-			cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(cluster))
-			if err != nil {
-				return nil, err
-			}
-			return cl.GetClient(), nil
-		}
+		c = kit.Client
 	}
 	r := newReconciler(c, opts)
-	return mcbuilder.ControllerManagedBy(mgr).
-		Named("account").
-		For(&corev1alpha1.Account{}).
-		Owns(&tenancyv1alpha1.Workspace{}).
-		WithOptions(mccontroller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
-		Complete(mcreconcile.Func(func(ctx context.Context, req mcreconcile.Request) (reconcile.Result, error) {
+	return kit.WildcardController("account", &corev1alpha1.Account{}, opts.Workers,
+		mcreconcile.Func(func(ctx context.Context, req mcreconcile.Request) (reconcile.Result, error) {
 			after, err := r.reconcile(ctx, string(req.ClusterName), req.Name)
 			return reconcile.Result{RequeueAfter: after}, err
-		}))
+		}),
+		// A Workspace's progress wakes its Account; its deletion does not
+		// (when the Account's own workspace is torn down, its Workspaces
+		// go before the Account is marked deleted, and must not be made
+		// again).
+		manager.Watch{Object: &tenancyv1alpha1.Workspace{}, Map: ownerAccounts, Changes: true})
+}
+
+// ownerAccounts maps a Workspace to the Accounts owning it (the operator
+// sets the owner reference without controller: true).
+func ownerAccounts(cluster string, obj ctrl.Object) []mcreconcile.Request {
+	var reqs []mcreconcile.Request
+	for _, o := range obj.GetOwnerReferences() {
+		if o.Kind == corev1alpha1.AccountKind && o.APIVersion == corev1alpha1.SchemeGroupVersion.String() {
+			reqs = append(reqs, mcreconcile.Request{ClusterName: multicluster.ClusterName(cluster),
+				Request: reconcile.Request{NamespacedName: ctrl.ObjectKey{Name: o.Name}}})
+		}
+	}
+	return reqs
 }
 
 func newReconciler(c clients, opts Options) *reconciler {

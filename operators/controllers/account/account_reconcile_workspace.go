@@ -45,6 +45,12 @@ func (s *workspaceStep) reconcile(ctx context.Context, st *state) result {
 
 	ws, err := s.getWorkspace(ctx, st.cluster, acc.Name)
 	if apierrors.IsNotFound(err) {
+		if st.parent != nil && !st.parent.DeletionTimestamp.IsZero() {
+			// The workspace this account is in is being torn down (its
+			// AccountInfo goes with it): its Workspaces are deleted before
+			// its Accounts are marked deleted; nothing is made again.
+			return pending(acc, cond, 2*time.Second, "the workspace this account is in is being deleted; workspace %s is not created", acc.Name)
+		}
 		ws = s.workspace(acc, want)
 		if err := s.createWorkspace(ctx, st.cluster, ws); err != nil && !apierrors.IsAlreadyExists(err) {
 			return failed(ctx, acc, cond, fmt.Errorf("creating workspace %s of type %s: %w", acc.Name, want, err))

@@ -86,6 +86,26 @@ func TestWorkspaceStepAccountUsesParentOrganization(t *testing.T) {
 	}
 }
 
+// TestWorkspaceStepNotInDeletedWorkspace: while the workspace an account
+// is in is being deleted (its AccountInfo is), a missing Workspace is not
+// made again.
+func TestWorkspaceStepNotInDeletedWorkspace(t *testing.T) {
+	f := newWSFixture()
+	parent := &corev1alpha1.AccountInfo{}
+	parent.Spec.Organization.Name = "acme"
+	now := metav1.Now()
+	parent.DeletionTimestamp = &now
+	f.infos.put("c-acme", "account", parent)
+	st := &state{cluster: "c-acme", account: account("team-a")}
+	if res := f.step.reconcile(context.Background(), st); res.done {
+		t.Fatal("done in a workspace being deleted")
+	}
+	requireCondition(t, st.account, corev1alpha1.ConditionWorkspaceCreated, metav1.ConditionFalse, corev1alpha1.ReasonPending)
+	if len(f.workspaces.created) != 0 {
+		t.Fatalf("created %v in a workspace being deleted", f.workspaces.created)
+	}
+}
+
 func TestWorkspaceStepWrongTypeIsAnError(t *testing.T) {
 	f := newWSFixture()
 	ws := readyWorkspace("acme", "c-acme")

@@ -7,26 +7,16 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
-	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
-	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+	"github.com/meshplane/meshplane/providers/manager"
 )
 
-// SetupWithManager adds the controller to mgr; client, when set, returns
-// an engaged workspace's client (default: the cluster's own).
-func SetupWithManager(mgr mcmanager.Manager, client func(ctx context.Context, cluster string) (ctrl.Client, error)) error {
-	if client == nil {
-		client = func(ctx context.Context, cluster string) (ctrl.Client, error) {
-			cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(cluster))
-			if err != nil {
-				return nil, err
-			}
-			return cl.GetClient(), nil
-		}
-	}
+// SetupWithManager adds the controller to the kit's manager, following
+// AccountInfos in every workspace at once (manager.Kit.WildcardController).
+func SetupWithManager(kit *manager.Kit) error {
+	client := kit.Client
 	r := &reconciler{
 		getInfo: func(ctx context.Context, cluster, name string) (*corev1alpha1.AccountInfo, error) {
 			c, err := client(ctx, cluster)
@@ -59,10 +49,8 @@ func SetupWithManager(mgr mcmanager.Manager, client func(ctx context.Context, cl
 			return names, nil
 		},
 	}
-	return mcbuilder.ControllerManagedBy(mgr).
-		Named("accountinfo").
-		For(&corev1alpha1.AccountInfo{}).
-		Complete(mcreconcile.Func(func(ctx context.Context, req mcreconcile.Request) (reconcile.Result, error) {
+	return kit.WildcardController("accountinfo", &corev1alpha1.AccountInfo{}, 1,
+		mcreconcile.Func(func(ctx context.Context, req mcreconcile.Request) (reconcile.Result, error) {
 			after, err := r.reconcile(ctx, string(req.ClusterName), req.Name)
 			return reconcile.Result{RequeueAfter: after}, err
 		}))

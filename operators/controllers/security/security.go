@@ -36,6 +36,11 @@ type Deps struct {
 	DeleteStore func(ctx context.Context, cluster string, st *corev1alpha1.Store) error
 	// CoreModule is the core module of new Stores.
 	CoreModule string
+	// AccountInfo, when set, reads a workspace's AccountInfo for the
+	// initializer without a request (the operator's cache; nil when it has
+	// none yet); known false means the cache cannot tell, and the lifecycle
+	// client reads it, as when AccountInfo is nil.
+	AccountInfo func(ctx context.Context, cluster string) (info *corev1alpha1.AccountInfo, known bool, err error)
 	// WriteTuples and ReadTuples act on an OpenFGA store.
 	WriteTuples func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
 	ReadTuples  func(ctx context.Context, storeID, object string) ([]corev1alpha1.Tuple, error)
@@ -77,7 +82,14 @@ func accountInfo(ctx context.Context, c client.Client) (*corev1alpha1.AccountInf
 // Initializer returns the handler of the initializing virtual workspace.
 func Initializer(d Deps) lifecycle.Handler {
 	return func(ctx context.Context, c client.Client, cluster string, _ *kcpcorev1alpha1.LogicalCluster) (bool, time.Duration, error) {
-		info, err := accountInfo(ctx, c)
+		var info *corev1alpha1.AccountInfo
+		known, err := false, error(nil)
+		if d.AccountInfo != nil {
+			info, known, err = d.AccountInfo(ctx, cluster)
+		}
+		if !known && err == nil {
+			info, err = accountInfo(ctx, c)
+		}
 		if err != nil {
 			return result(err)
 		}

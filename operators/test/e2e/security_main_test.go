@@ -58,7 +58,7 @@ func (s *security) setup(ctx context.Context, srv *framework.Server) error {
 	// also lets the account-operator use the security workspace type);
 	// the lifecycle virtual workspaces with the admin's, as `make run`.
 	kubeconfig := filepath.Join(s.dir, "security-operator.kubeconfig")
-	if err := launcher.SecurityOperatorCredential(ctx, srv.Kubeconfig, kubeconfig); err != nil {
+	if _, err := launcher.SecurityOperatorCredential(ctx, srv.Kubeconfig, kubeconfig, launcher.DefaultOperatorTokenTTL); err != nil {
 		return fmt.Errorf("the security-operator's credential: %w", err)
 	}
 	cmd := exec.Command(bin, "--kubeconfig", kubeconfig,

@@ -9,40 +9,44 @@ import (
 )
 
 // TestOperatorTokenRefresh: the launcher replaces the account-operator's
-// token before it expires (here every 15 s, tokens valid 10 minutes), the
-// operator's kubeconfig names the token file, and the operator, still the
-// same process, keeps reconciling with it.
+// and the security-operator's tokens before they expire (here every 15 s,
+// tokens valid 10 minutes), each kubeconfig names its token file, and the
+// operators, still the same processes, keep working with them.
 func TestOperatorTokenRefresh(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "p")
 	p := startPlatform(t, root, freeBase(t), "--operator-token-ttl", "10m", "--operator-token-refresh", "15s")
 	p.waitReady(t)
 	kubeconfig := filepath.Join(root, "admin.kubeconfig")
-	opKubeconfig := filepath.Join(root, "account-operator.kubeconfig")
-	tokenFile := filepath.Join(root, "account-operator.token")
-
-	if got := mustKubectl(t, opKubeconfig, "config", "view", "-o", "jsonpath={.users[0].user.tokenFile}"); got != tokenFile {
-		t.Fatalf("the operator's kubeconfig names tokenFile %q, want %q", got, tokenFile)
-	}
-	first, err := os.ReadFile(tokenFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		now, err := os.ReadFile(tokenFile)
-		if err == nil && len(now) > 0 && string(now) != string(first) {
-			break
+	// The account-operator's and the security-operator's credentials
+	// (the example providers' are made by the same launcher code).
+	for _, op := range []string{"account-operator", "security-operator"} {
+		opKubeconfig := filepath.Join(root, op+".kubeconfig")
+		tokenFile := filepath.Join(root, op+".token")
+		if got := mustKubectl(t, opKubeconfig, "config", "view", "-o", "jsonpath={.users[0].user.tokenFile}"); got != tokenFile {
+			t.Fatalf("the %s's kubeconfig names tokenFile %q, want %q", op, got, tokenFile)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the token in %s was not replaced within 90s (refresh every 15s)\n%s", tokenFile, tail(p.out.String(), 40))
+		first, err := os.ReadFile(tokenFile)
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	if who := mustKubectl(t, opKubeconfig, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); who != "system:serviceaccount:default:account-operator" {
-		t.Errorf("the refreshed token authenticates as %q, want the operator's ServiceAccount", who)
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			now, err := os.ReadFile(tokenFile)
+			if err == nil && len(now) > 0 && string(now) != string(first) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the token in %s was not replaced within 90s (refresh every 15s)\n%s", tokenFile, tail(p.out.String(), 40))
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		if who := mustKubectl(t, opKubeconfig, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); who != "system:serviceaccount:default:"+op {
+			t.Errorf("the %s's refreshed token authenticates as %q, want its ServiceAccount", op, who)
+		}
 	}
 
-	// The operator works on: alice's new organization gets its workspace.
+	// The operators work on (an organization waits for both): alice's new
+	// organization gets its workspace.
 	out, err := kubectl(t, kubeconfig, "--context", "alice", "create", "-f", "testdata/org-account.yaml")
 	if err != nil {
 		t.Fatalf("creating the org Account: %v\n%s", err, out)
