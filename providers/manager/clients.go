@@ -3,7 +3,9 @@ package manager
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -34,9 +36,11 @@ type clients struct {
 }
 
 // clusterPlaceholder stands for the workspace in the shared client's URL;
-// clusterTransport replaces it with the workspace of the request's context.
+// clusterTransport replaces the URL's base with the workspace's own.
 const clusterPlaceholder = "meshplane-workspace-of-context"
 
+// clusterKey carries the base URL of a request's workspace (its shard's
+// virtual workspace URL and /clusters/<name>) in the request's context.
 type clusterKey struct{}
 
 func (c *clients) init() error {
@@ -53,30 +57,41 @@ func (c *clients) init() error {
 			c.err = err
 			return
 		}
-		routed := *hc
-		routed.Transport = &clusterTransport{next: hc.Transport}
 		cfg := rest.CopyConfig(c.vw)
 		cfg.Host += "/clusters/" + clusterPlaceholder
+		placeholder, err := url.Parse(cfg.Host)
+		if err != nil {
+			c.err = err
+			return
+		}
+		routed := *hc
+		routed.Transport = &clusterTransport{next: hc.Transport, placeholder: strings.TrimSuffix(placeholder.Path, "/")}
 		c.shared, c.err = client.New(cfg, client.Options{Scheme: c.scheme, HTTPClient: &routed, Mapper: mapper})
 	})
 	return c.err
 }
 
 // clusterTransport sends a request of the shared client to the workspace
-// in its context; without one it fails (never a request to a wrong place).
-type clusterTransport struct{ next http.RoundTripper }
+// in its context, at the URL of the shard that serves it (every shard's
+// virtual workspace takes the same credentials); without one it fails
+// (never a request to a wrong place).
+type clusterTransport struct {
+	next        http.RoundTripper
+	placeholder string // the shared client's base path, ending in /clusters/<placeholder>
+}
 
 func (t *clusterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	cluster, _ := req.Context().Value(clusterKey{}).(string)
-	if cluster == "" {
+	base, _ := req.Context().Value(clusterKey{}).(*url.URL)
+	if base == nil {
 		return nil, errors.New("manager: a request of the shared workspace client without a workspace")
 	}
-	r := req.Clone(req.Context())
-	from, to := "/clusters/"+clusterPlaceholder+"/", "/clusters/"+cluster+"/"
-	r.URL.Path = strings.Replace(r.URL.Path, from, to, 1)
-	if r.URL.RawPath != "" {
-		r.URL.RawPath = strings.Replace(r.URL.RawPath, from, to, 1)
+	tail, ok := strings.CutPrefix(req.URL.Path, t.placeholder)
+	if !ok {
+		return nil, fmt.Errorf("manager: request path %s outside the shared workspace client's base %s", req.URL.Path, t.placeholder)
 	}
+	r := req.Clone(req.Context())
+	r.URL.Scheme, r.URL.Host, r.Host = base.Scheme, base.Host, ""
+	r.URL.Path, r.URL.RawPath = strings.TrimSuffix(base.Path, "/")+tail, ""
 	return t.next.RoundTrip(r)
 }
 
@@ -91,21 +106,23 @@ func (k *Kit) Client(ctx context.Context, name string) (client.Client, error) {
 	if err := k.clients.init(); err != nil {
 		return nil, err
 	}
-	if lc, ok := k.Provider.Cluster(name); ok {
-		name = lc
+	// The engaged cluster's URL names the shard serving the workspace.
+	base, err := url.Parse(cl.GetConfig().Host)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", name, err)
 	}
-	return &workspaceClient{Client: k.clients.shared, cluster: name, cache: cl.GetCache()}, nil
+	return &workspaceClient{Client: k.clients.shared, base: base, cache: cl.GetCache()}, nil
 }
 
 // workspaceClient is the shared client bound to one workspace.
 type workspaceClient struct {
 	client.Client
-	cluster string
-	cache   client.Reader
+	base  *url.URL // the workspace's URL on its shard's virtual workspace
+	cache client.Reader
 }
 
 func (w *workspaceClient) in(ctx context.Context) context.Context {
-	return context.WithValue(ctx, clusterKey{}, w.cluster)
+	return context.WithValue(ctx, clusterKey{}, w.base)
 }
 
 func (w *workspaceClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
