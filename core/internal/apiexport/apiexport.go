@@ -39,7 +39,9 @@ func IdentityHash(key []byte) string {
 
 // SchemaToCRD makes the CRD a consumer cluster serves for a bound
 // resource. CRDs made from the same schema and identity share a UID, so
-// every consumer shares one set of registries.
+// every consumer shares one set of registries, and their OpenAPI schemas
+// (decoded once per schema version, never modified): a binding costs its
+// CRD objects, not a copy of the export's schemas.
 func SchemaToCRD(schema *apisv1alpha1.APIResourceSchema, identity, consumer string) (*apiextensionsv1.CustomResourceDefinition, error) {
 	s := schema.Spec
 	out := &apiextensionsv1.CustomResourceDefinition{
@@ -56,7 +58,7 @@ func SchemaToCRD(schema *apisv1alpha1.APIResourceSchema, identity, consumer stri
 	}
 	for i := range s.Versions {
 		v := &s.Versions[i]
-		props, err := v.GetSchema()
+		props, err := decodedSchemas.get(schema, v)
 		if err != nil {
 			return nil, fmt.Errorf("schema %s version %s: %w", schema.Name, v.Name, err)
 		}
