@@ -51,45 +51,11 @@ const (
 // (out with extension .token) holds a fresh token valid for ttl; the
 // returned TokenFile keeps it fresh when run (TokenFile.Run).
 func OperatorCredential(ctx context.Context, adminKubeconfigPath, out string, ttl time.Duration) (*credentials.TokenFile, error) {
-	base, err := adminConfig(adminKubeconfigPath)
+	g, err := grantExport(ctx, adminKubeconfigPath, operatorSA)
 	if err != nil {
 		return nil, err
 	}
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme, corev1.AddToScheme, rbacv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, err
-		}
-	}
-	in := func(path string) (*rest.Config, client.Client, error) {
-		cfg := rest.CopyConfig(base)
-		cfg.Host = base.Host + "/clusters/" + path
-		c, err := client.New(cfg, client.Options{Scheme: scheme})
-		return cfg, c, err
-	}
-	pcfg, pc, err := in(providerWorkspace)
-	if err != nil {
-		return nil, err
-	}
-	slice := &apisv1alpha1.APIExportEndpointSlice{}
-	if err := pc.Get(ctx, client.ObjectKey{Name: operatorSlice}, slice); err != nil {
-		return nil, fmt.Errorf("APIExportEndpointSlice %s: %w", operatorSlice, err)
-	}
-	export := &apisv1alpha2.APIExport{}
-	if err := pc.Get(ctx, client.ObjectKey{Name: slice.Spec.APIExport.Name}, export); err != nil {
-		return nil, fmt.Errorf("APIExport %s: %w", slice.Spec.APIExport.Name, err)
-	}
-	subject := credentials.Subject{Namespace: operatorNamespace, Name: operatorSA}
-	if err := credentials.Grant(ctx, pc, export, operatorSlice, subject); err != nil {
-		return nil, err
-	}
-	// In other workspaces the ServiceAccount is named by its global name
-	// (a ServiceAccount subject there would name one of that workspace).
-	cluster := export.Annotations["kcp.io/cluster"]
-	if cluster == "" {
-		return nil, fmt.Errorf("APIExport %s has no kcp.io/cluster annotation", export.Name)
-	}
-	sa := globalServiceAccount(cluster, operatorNamespace, operatorSA)
+	sa := globalServiceAccount(g.exportCluster, operatorNamespace, operatorSA)
 	useTypes := rbacv1.PolicyRule{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, Verbs: []string{"use"}}
 	rootTypes := useTypes
 	rootTypes.ResourceNames = []string{"org", "account"}
@@ -102,7 +68,7 @@ func OperatorCredential(ctx context.Context, adminKubeconfigPath, out string, tt
 		// The per-org types; "access" lets the use check into root:orgs.
 		"root:orgs": {useTypes, {NonResourceURLs: []string{"/"}, Verbs: []string{"access"}}},
 	} {
-		_, c, err := in(path)
+		c, err := g.in(path)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +76,60 @@ func OperatorCredential(ctx context.Context, adminKubeconfigPath, out string, tt
 			return nil, fmt.Errorf("%s in %s: %w", useRole, path, err)
 		}
 	}
-	return TokenKubeconfig(ctx, pcfg, operatorNamespace, operatorSA, out, ttl)
+	return TokenKubeconfig(ctx, g.provider, operatorNamespace, operatorSA, out, ttl)
+}
+
+// exportGrant is what granting an operator's ServiceAccount the rights of
+// the provider workspace's export leaves for the rest of its credential.
+type exportGrant struct {
+	in            func(path string) (client.Client, error) // an admin client of a workspace
+	provider      *rest.Config                             // the admin config of the provider workspace
+	exportCluster string                                   // the export's logical cluster
+}
+
+// grantExport gives ServiceAccount operatorNamespace/name in the provider
+// workspace the rights of the export behind operatorSlice
+// (credentials.Grant). Elsewhere the ServiceAccount is named by its global
+// name in the export's cluster (a ServiceAccount subject there would name
+// one of that workspace).
+func grantExport(ctx context.Context, adminKubeconfigPath, name string) (*exportGrant, error) {
+	base, err := adminConfig(adminKubeconfigPath)
+	if err != nil {
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme, corev1.AddToScheme, rbacv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	config := func(path string) *rest.Config {
+		cfg := rest.CopyConfig(base)
+		cfg.Host = base.Host + "/clusters/" + path
+		return cfg
+	}
+	g := &exportGrant{provider: config(providerWorkspace), in: func(path string) (client.Client, error) {
+		return client.New(config(path), client.Options{Scheme: scheme})
+	}}
+	pc, err := g.in(providerWorkspace)
+	if err != nil {
+		return nil, err
+	}
+	slice := &apisv1alpha1.APIExportEndpointSlice{}
+	if err := pc.Get(ctx, client.ObjectKey{Name: operatorSlice}, slice); err != nil {
+		return nil, fmt.Errorf("APIExportEndpointSlice %s: %w", operatorSlice, err)
+	}
+	export := &apisv1alpha2.APIExport{}
+	if err := pc.Get(ctx, client.ObjectKey{Name: slice.Spec.APIExport.Name}, export); err != nil {
+		return nil, fmt.Errorf("APIExport %s: %w", slice.Spec.APIExport.Name, err)
+	}
+	if err := credentials.Grant(ctx, pc, export, operatorSlice, credentials.Subject{Namespace: operatorNamespace, Name: name}); err != nil {
+		return nil, err
+	}
+	if g.exportCluster = export.Annotations["kcp.io/cluster"]; g.exportCluster == "" {
+		return nil, fmt.Errorf("APIExport %s has no kcp.io/cluster annotation", export.Name)
+	}
+	return g, nil
 }
 
 // TokenKubeconfig writes a kubeconfig for ServiceAccount namespace/name of

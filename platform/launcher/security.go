@@ -10,14 +10,9 @@ import (
 	"strconv"
 	"time"
 
-	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
-	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/meshplane/meshplane/providers/credentials"
@@ -149,38 +144,11 @@ func securityOperatorComponent(c *Config) Component {
 // a kubeconfig to out whose tokenFile holds a token valid for ttl; the
 // returned TokenFile keeps it fresh when run (see TokenKubeconfig).
 func SecurityOperatorCredential(ctx context.Context, adminKubeconfigPath, out string, ttl time.Duration) (*credentials.TokenFile, error) {
-	base, err := adminConfig(adminKubeconfigPath)
+	g, err := grantExport(ctx, adminKubeconfigPath, securityOperatorSA)
 	if err != nil {
 		return nil, err
 	}
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{apisv1alpha1.AddToScheme, apisv1alpha2.AddToScheme, corev1.AddToScheme, rbacv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, err
-		}
-	}
-	in := func(path string) (*rest.Config, client.Client, error) {
-		cfg := rest.CopyConfig(base)
-		cfg.Host = base.Host + "/clusters/" + path
-		cl, err := client.New(cfg, client.Options{Scheme: scheme})
-		return cfg, cl, err
-	}
-	pcfg, pc, err := in(providerWorkspace)
-	if err != nil {
-		return nil, err
-	}
-	slice := &apisv1alpha1.APIExportEndpointSlice{}
-	if err := pc.Get(ctx, client.ObjectKey{Name: operatorSlice}, slice); err != nil {
-		return nil, fmt.Errorf("APIExportEndpointSlice %s: %w", operatorSlice, err)
-	}
-	export := &apisv1alpha2.APIExport{}
-	if err := pc.Get(ctx, client.ObjectKey{Name: slice.Spec.APIExport.Name}, export); err != nil {
-		return nil, fmt.Errorf("APIExport %s: %w", slice.Spec.APIExport.Name, err)
-	}
-	if err := credentials.Grant(ctx, pc, export, operatorSlice, credentials.Subject{Namespace: operatorNamespace, Name: securityOperatorSA}); err != nil {
-		return nil, err
-	}
-	_, rc, err := in("root")
+	rc, err := g.in("root")
 	if err != nil {
 		return nil, err
 	}
@@ -190,22 +158,18 @@ func SecurityOperatorCredential(ctx context.Context, adminKubeconfigPath, out st
 		{NonResourceURLs: []string{"/"}, Verbs: []string{"access"}},
 	}
 	// In root the ServiceAccounts are named by their global names.
-	cluster := export.Annotations["kcp.io/cluster"]
-	if cluster == "" {
-		return nil, fmt.Errorf("APIExport %s has no kcp.io/cluster annotation", export.Name)
-	}
-	sa := globalServiceAccount(cluster, operatorNamespace, securityOperatorSA)
+	sa := globalServiceAccount(g.exportCluster, operatorNamespace, securityOperatorSA)
 	if err := ensureClusterRole(ctx, rc, securityRole, rules, sa); err != nil {
 		return nil, fmt.Errorf("%s in root: %w", securityRole, err)
 	}
 	// org and account extend security, so whoever creates workspaces of
 	// those types (the account-operator) needs "use" on it too.
 	use := []rbacv1.PolicyRule{{APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, ResourceNames: []string{securityType}, Verbs: []string{"use"}}}
-	accountOperator := globalServiceAccount(cluster, operatorNamespace, operatorSA)
+	accountOperator := globalServiceAccount(g.exportCluster, operatorNamespace, operatorSA)
 	if err := ensureClusterRole(ctx, rc, securityUseRole, use, accountOperator); err != nil {
 		return nil, fmt.Errorf("%s in root: %w", securityUseRole, err)
 	}
-	return TokenKubeconfig(ctx, pcfg, operatorNamespace, securityOperatorSA, out, ttl)
+	return TokenKubeconfig(ctx, g.provider, operatorNamespace, securityOperatorSA, out, ttl)
 }
 
 // ensureClusterRole creates or updates ClusterRole name with rules and
