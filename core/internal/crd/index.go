@@ -221,31 +221,5 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	return false
 }
 
-// ByStoragePrefix returns one served CRD per storage prefix, over every
-// cluster's own and bound resources: what a controller watching every
-// custom resource type across clusters needs.
-func (i *Index) ByStoragePrefix() map[string]*apiextensionsv1.CustomResourceDefinition {
-	i.mu.RLock()
-	defer i.mu.RUnlock()
-	out := map[string]*apiextensionsv1.CustomResourceDefinition{}
-	for _, m := range i.byCluster {
-		for _, c := range m {
-			if p := StoragePrefix(c); out[p] == nil && established(c) {
-				out[p] = c
-			}
-		}
-	}
-	for _, byBinding := range i.bound {
-		for _, m := range byBinding {
-			for _, c := range m {
-				if p := StoragePrefix(c); out[p] == nil {
-					out[p] = c
-				}
-			}
-		}
-	}
-	return out
-}
-
 // Established reports whether crd's Established condition is true.
 func Established(crd *apiextensionsv1.CustomResourceDefinition) bool { return established(crd) }

@@ -1,47 +1,77 @@
 package server
 
 import (
-	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/klog/v2"
 
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/controllers/garbagecollector"
+	"github.com/meshplane/meshplane/core/internal/crd"
 	"github.com/meshplane/meshplane/core/internal/registry/builtin"
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
 )
 
 // installGarbageCollector wires the collector to every built-in registry
 // and to the custom resources the CRD index knows, as they come and go.
+// Each logical cluster holds the custom and bound types it serves: a
+// change of a cluster's types re-reads that cluster only, and a type is
+// watched while some cluster serves it (registered before the index
+// runs, so that no cluster is missed).
 func (p *parts) installGarbageCollector() controller {
 	kinds, sources := builtinGCKinds(p.storage)
-	gc := garbagecollector.New(func() []garbagecollector.Source {
-		out := slices.Clone(sources)
-		for prefix, c := range p.crdIndex.ByStoragePrefix() {
-			reg, err := p.crdHandler.Registry(c)
-			if err != nil {
-				klog.V(2).InfoS("Not collecting custom resources yet", "crd", c.Name, "err", err)
-				continue
+	gc := garbagecollector.New(func(holder string) map[string]garbagecollector.MakeSource {
+		if holder == "" {
+			out := make(map[string]garbagecollector.MakeSource, len(sources))
+			for _, s := range sources {
+				out[s.ID] = func() (garbagecollector.Source, error) { return s, nil }
 			}
-			out = append(out, garbagecollector.Source{ID: prefix, Storage: reg,
-				Resource: schema.GroupResource{Group: c.Spec.Group, Resource: c.Spec.Names.Plural}})
+			return out
 		}
-		return out
+		return p.customGCSources(holder)
 	}, func(cluster string, gk schema.GroupKind) (garbagecollector.Kind, bool) {
 		if k, ok := kinds[gk]; ok {
 			return k, true
 		}
 		return p.customKind(cluster, gk)
 	})
-	p.crdIndex.OnChange(func(string) { gc.Refresh() })
+	p.crdIndex.OnChange(func(cluster string) {
+		if cluster != "" {
+			gc.Refresh(cluster)
+		}
+	})
 	if p.quota != nil && p.quota.controller != nil {
 		gc.Changes = p.quota.controller.Changed
 	}
 	return gc
+}
+
+// customGCSources lists the custom and bound types cluster serves, one
+// per storage prefix; the registry is built only for a prefix no cluster
+// needed yet.
+func (p *parts) customGCSources(cluster string) map[string]garbagecollector.MakeSource {
+	out := map[string]garbagecollector.MakeSource{}
+	for _, c := range p.crdIndex.List(cluster) {
+		if !crd.Established(c) {
+			continue // not served yet (bound resources are at once)
+		}
+		prefix := crd.StoragePrefix(c)
+		if _, ok := out[prefix]; ok {
+			continue
+		}
+		out[prefix] = func() (garbagecollector.Source, error) {
+			reg, err := p.crdHandler.Registry(c)
+			if err != nil {
+				return garbagecollector.Source{}, err
+			}
+			return garbagecollector.Source{ID: prefix, Storage: reg, KindPerObject: true,
+				GroupKind: schema.GroupKind{Group: c.Spec.Group, Kind: c.Spec.Names.Kind},
+				Resource:  schema.GroupResource{Group: c.Spec.Group, Resource: c.Spec.Names.Plural}}, nil
+		}
+	}
+	return out
 }
 
 // customKind resolves a custom or bound kind of cluster.

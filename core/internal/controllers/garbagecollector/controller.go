@@ -19,11 +19,20 @@
 //
 // Steps 1 and 2 wait until every watch has listed once: before, the
 // dependents index may be incomplete.
+//
+// A resource type is watched from when a holder (the built-in types, or
+// a logical cluster serving the type) needs it; an owner of a type
+// created and deleted before its watch started is never seen deleted.
+// Every list of a source catches up (see replace): owners of its kind
+// that dependents name but the list lacks are verified again through
+// their dependents, each with a live read, as kube's collector verifies
+// the "virtual" owners it has not observed.
 package garbagecollector
 
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -53,9 +62,11 @@ type Kind struct {
 
 // Controller is the garbage collector.
 type Controller struct {
-	// Sources lists the resource types to watch; called at start and on
-	// every Refresh (custom resources come and go).
-	Sources func() []Source
+	// Sources lists, by ID, the resource types holder needs watched, each
+	// with how to make its source when no holder needed it yet. Holder ""
+	// (the built-in types) is asked at start, any holder again on
+	// Refresh(holder); a type is watched while some holder needs it.
+	Sources func(holder string) map[string]MakeSource
 	// Lookup resolves a kind in a cluster; false if the cluster serves no
 	// such kind.
 	Lookup func(cluster string, gk schema.GroupKind) (Kind, bool)
@@ -68,10 +79,14 @@ type Controller struct {
 	gone     goneOwners
 	watches  watches
 	runner   *runner.Runner
-	refresh  chan struct{}
+	add      func(runner.Key) // the runner's Add
 	orphan   orphanStep
 	fg       foregroundStep
 	ownersSt ownersStep
+
+	dirtyMu sync.Mutex
+	dirty   map[string]bool // holders to ask Sources again
+	refresh chan struct{}
 }
 
 // workers reconcile in parallel: mostly waiting on etcd, so more than
@@ -79,9 +94,10 @@ type Controller struct {
 const workers = 8
 
 // New returns the collector.
-func New(sources func() []Source, lookup func(cluster string, gk schema.GroupKind) (Kind, bool)) *Controller {
-	c := &Controller{Sources: sources, Lookup: lookup, graph: newGraph(), refresh: make(chan struct{}, 1)}
+func New(sources func(holder string) map[string]MakeSource, lookup func(cluster string, gk schema.GroupKind) (Kind, bool)) *Controller {
+	c := &Controller{Sources: sources, Lookup: lookup, graph: newGraph(), dirty: map[string]bool{"": true}, refresh: make(chan struct{}, 1)}
 	c.runner = runner.New("garbagecollector", workers, c.reconcile)
+	c.add = c.runner.Add
 	c.orphan = orphanStep{dependents: c.graph.dependentsOf, removeOwnerRef: c.removeOwnerRefs, removeFinalizer: c.removeFinalizer}
 	c.fg = foregroundStep{dependents: c.graph.dependentsOf, enqueue: c.enqueue, removeFinalizer: c.removeFinalizer}
 	c.ownersSt = ownersStep{owner: c.ownerState, hasDependents: c.graph.hasDependents, unblock: c.unblockDependents,
@@ -89,8 +105,13 @@ func New(sources func() []Source, lookup func(cluster string, gk schema.GroupKin
 	return c
 }
 
-// Refresh makes the collector look at Sources again.
-func (c *Controller) Refresh() {
+// Refresh makes the collector ask Sources again what holder needs: cheap,
+// for callers on a hot path (the CRD index calls it on every change of a
+// cluster's types).
+func (c *Controller) Refresh(holder string) {
+	c.dirtyMu.Lock()
+	c.dirty[holder] = true
+	c.dirtyMu.Unlock()
 	select {
 	case c.refresh <- struct{}{}:
 	default:
@@ -104,17 +125,21 @@ func (c *Controller) Dependents() int { return c.graph.size() }
 func (c *Controller) Run(ctx context.Context) {
 	go c.runner.Run(ctx)
 	for {
-		for _, id := range c.watches.sync(ctx, c.Sources(), c.watch) {
-			for _, n := range c.graph.dropSource(id) {
-				c.enqueueOwners(n.object, n.owners)
+		c.dirtyMu.Lock()
+		holders := c.dirty
+		c.dirty = map[string]bool{}
+		c.dirtyMu.Unlock()
+		for h := range holders {
+			for _, id := range c.watches.hold(ctx, h, c.Sources(h), c.watch) {
+				for _, n := range c.graph.dropSource(id) {
+					c.enqueueOwners(n.object, n.owners)
+				}
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.refresh:
-			// Let a burst of CRD changes settle.
-			time.Sleep(100 * time.Millisecond)
 		}
 	}
 }
@@ -152,16 +177,27 @@ func (c *Controller) observe(s Source, obj any, deleted bool) {
 }
 
 // replace follows a (re)list of a source: nodes not listed went while no
-// watch ran, and every dependent listed is checked again.
+// watch ran, and every dependent listed is checked again. So is every
+// dependent of an owner of the source's kinds the list lacks: the owner
+// went before the watch ran (a type watched a moment after it is served,
+// a watch down for a while), and no watch saw it go.
 func (c *Controller) replace(s Source, list []any) {
 	present := map[uid]bool{}
+	listed := make(map[uid]bool, len(list))
+	kinds := map[string]bool{}
+	if !s.GroupKind.Empty() {
+		kinds[s.GroupKind.String()] = true
+	}
 	for _, obj := range list {
 		o, m, ok := objectOf(s, obj)
 		if !ok {
 			continue
 		}
+		id := uid{o.Cluster, o.UID}
+		listed[id] = true
+		kinds[o.GroupKind] = true
 		if len(m.GetOwnerReferences()) > 0 {
-			present[uid{o.Cluster, o.UID}] = true
+			present[id] = true
 		}
 	}
 	for _, n := range c.graph.replace(s.ID, present) {
@@ -180,18 +216,27 @@ func (c *Controller) replace(s Source, list []any) {
 			c.enqueue(o)
 		}
 	}
-	c.watches.markListed(s.ID)
+	for gk := range kinds {
+		for _, owner := range c.graph.ownersOfKind(gk) {
+			if listed[owner] {
+				continue
+			}
+			for _, d := range c.graph.dependentsOf(owner.cluster, owner.uid) {
+				c.enqueue(d.object)
+			}
+		}
+	}
 }
 
 func (c *Controller) enqueue(o object) {
-	c.runner.Add(runner.Key{Cluster: o.Cluster, Resource: o.GroupKind, Namespace: o.Namespace, Name: o.Name})
+	c.add(runner.Key{Cluster: o.Cluster, Resource: o.GroupKind, Namespace: o.Namespace, Name: o.Name})
 }
 
 // enqueueOwners enqueues the owners refs name, as seen from o. The
 // namespace is o's; reconcile drops it for cluster-scoped kinds.
 func (c *Controller) enqueueOwners(o object, refs []metav1.OwnerReference) {
 	for _, r := range refs {
-		c.runner.Add(runner.Key{Cluster: o.Cluster, Resource: groupKindOf(r).String(), Namespace: o.Namespace, Name: r.Name})
+		c.add(runner.Key{Cluster: o.Cluster, Resource: groupKindOf(r).String(), Namespace: o.Namespace, Name: r.Name})
 	}
 }
 

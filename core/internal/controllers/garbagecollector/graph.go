@@ -39,15 +39,17 @@ type node struct {
 	owners []metav1.OwnerReference
 }
 
-// graph indexes dependents by (cluster, owner UID).
+// graph indexes dependents by (cluster, owner UID), and the owners by
+// the kind their dependents' references name.
 type graph struct {
 	mu         sync.RWMutex
 	nodes      map[uid]*node
-	dependents map[uid]map[uid]bool // owner -> dependent -> blockOwnerDeletion
+	dependents map[uid]map[uid]bool   // owner -> dependent -> blockOwnerDeletion
+	ownerKinds map[string]map[uid]int // owner kind -> owner -> references
 }
 
 func newGraph() *graph {
-	return &graph{nodes: map[uid]*node{}, dependents: map[uid]map[uid]bool{}}
+	return &graph{nodes: map[uid]*node{}, dependents: map[uid]map[uid]bool{}, ownerKinds: map[string]map[uid]int{}}
 }
 
 // set records obj's ownerReferences (none removes it). It returns the
@@ -74,6 +76,11 @@ func (g *graph) set(source string, obj object, owners []metav1.OwnerReference) (
 			g.dependents[oid] = map[uid]bool{}
 		}
 		g.dependents[oid][id] = g.dependents[oid][id] || (o.BlockOwnerDeletion != nil && *o.BlockOwnerDeletion)
+		gk := groupKindOf(o).String()
+		if g.ownerKinds[gk] == nil {
+			g.ownerKinds[gk] = map[uid]int{}
+		}
+		g.ownerKinds[gk][oid]++
 	}
 	return old, true
 }
@@ -98,6 +105,13 @@ func (g *graph) unlinkLocked(id uid, n *node) {
 		delete(g.dependents[oid], id)
 		if len(g.dependents[oid]) == 0 {
 			delete(g.dependents, oid)
+		}
+		gk := groupKindOf(o).String()
+		if g.ownerKinds[gk][oid]--; g.ownerKinds[gk][oid] <= 0 {
+			delete(g.ownerKinds[gk], oid)
+			if len(g.ownerKinds[gk]) == 0 {
+				delete(g.ownerKinds, gk)
+			}
 		}
 	}
 }
@@ -130,6 +144,18 @@ func (g *graph) dependentsOf(cluster string, owner types.UID) []dependent {
 		if n := g.nodes[id]; n != nil {
 			out = append(out, dependent{object: n.object, block: block})
 		}
+	}
+	return out
+}
+
+// ownersOfKind lists the owners the references of dependents name as of
+// kind gk (<Kind>[.<group>]), in every cluster.
+func (g *graph) ownersOfKind(gk string) []uid {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make([]uid, 0, len(g.ownerKinds[gk]))
+	for id := range g.ownerKinds[gk] {
+		out = append(out, id)
 	}
 	return out
 }

@@ -2,6 +2,10 @@ package garbagecollector
 
 import (
 	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,20 +79,111 @@ func TestGraphReplace(t *testing.T) {
 	}
 }
 
+func TestGraphOwnersOfKind(t *testing.T) {
+	g := newGraph()
+	g.set("cm", object{Cluster: "a", UID: "1"}, []metav1.OwnerReference{owned("o", false)})
+	g.set("cm", object{Cluster: "b", UID: "1"}, []metav1.OwnerReference{owned("o", false)})
+	widget := metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Widget", Name: "w", UID: "w"}
+	g.set("cm", object{Cluster: "a", UID: "2"}, []metav1.OwnerReference{owned("o", false), widget})
+	if got := g.ownersOfKind("ConfigMap"); len(got) != 2 {
+		t.Fatalf("ConfigMap owners: got %v, want a/o and b/o", got)
+	}
+	if got := g.ownersOfKind("Widget.example.com"); len(got) != 1 || got[0] != (uid{"a", "w"}) {
+		t.Fatalf("Widget owners: got %v, want a/w", got)
+	}
+	g.remove("a", "2")
+	if got := g.ownersOfKind("Widget.example.com"); len(got) != 0 {
+		t.Fatalf("Widget owners after its only dependent went: %v", got)
+	}
+	if got := g.ownersOfKind("ConfigMap"); len(got) != 2 {
+		t.Fatalf("a/o keeps its other dependent: got %v", got)
+	}
+	g.replace("cm", nil)
+	if got := g.ownersOfKind("ConfigMap"); len(got) != 0 {
+		t.Fatalf("no dependents left, owners %v", got)
+	}
+}
+
 func TestWatchesSynced(t *testing.T) {
 	var w watches
 	if w.synced() {
 		t.Fatal("nothing runs yet: not synced")
 	}
-	w.running = map[string]context.CancelFunc{"a": func() {}, "b": func() {}}
-	w.markListed("a")
-	w.markListed("gone") // not running: ignored
+	a, b := &run{}, &run{}
+	w.running = map[string]*run{"a": a, "b": b}
+	w.markListed(a)
 	if w.synced() {
 		t.Fatal("b has not listed")
 	}
-	w.markListed("b")
+	w.markListed(b)
 	if !w.synced() {
 		t.Fatal("both listed")
+	}
+}
+
+// TestWatchesHold: a source is made and watched once however many
+// holders need it, and stopped when the last one no longer does; one
+// that cannot be made yet is tried again on its holder's next hold.
+func TestWatchesHold(t *testing.T) {
+	var w watches
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := map[string]context.Context{}
+	var mu sync.Mutex
+	start := func(ctx context.Context, s Source, _ *run) {
+		mu.Lock()
+		defer mu.Unlock()
+		started[s.ID] = ctx
+	}
+	made := map[string]int{}
+	ready := false
+	want := func(ids ...string) map[string]MakeSource {
+		m := map[string]MakeSource{}
+		for _, id := range ids {
+			m[id] = func() (Source, error) {
+				if id == "late" && !ready {
+					return Source{}, errors.New("not yet")
+				}
+				made[id]++
+				return Source{ID: id}, nil
+			}
+		}
+		return m
+	}
+	waitStarted := func(id string) context.Context {
+		for {
+			mu.Lock()
+			c := started[id]
+			mu.Unlock()
+			if c != nil {
+				return c
+			}
+			runtime.Gosched()
+		}
+	}
+
+	w.hold(ctx, "a", want("shared", "late"), start)
+	w.hold(ctx, "b", want("shared"), start)
+	if made["shared"] != 1 || made["late"] != 0 {
+		t.Fatalf("made %v, want shared once and late not yet", made)
+	}
+	ready = true
+	w.hold(ctx, "a", want("shared", "late"), start)
+	if made["shared"] != 1 || made["late"] != 1 {
+		t.Fatalf("made %v, want late on a's next hold", made)
+	}
+	shared := waitStarted("shared")
+	if stopped := w.hold(ctx, "a", nil, start); !slices.Equal(stopped, []string{"late"}) {
+		t.Fatalf("a lets go of everything: stopped %v, want late (b still needs shared)", stopped)
+	}
+	if shared.Err() != nil {
+		t.Fatal("shared stopped while b needs it")
+	}
+	if stopped := w.hold(ctx, "b", nil, start); !slices.Equal(stopped, []string{"shared"}) || shared.Err() == nil {
+		t.Fatalf("b lets go: stopped %v, want shared cancelled", stopped)
+	}
+	if len(w.held) != 0 || len(w.running) != 0 {
+		t.Fatalf("nothing held: held %v running %v", w.held, w.running)
 	}
 }
 

@@ -19,34 +19,45 @@ import (
 type Source struct {
 	// ID is the resource's identity across clusters: its storage prefix.
 	ID string
-	// GroupKind is the kind of the objects; empty to read it from each
-	// object (custom resources, whose objects carry apiVersion and kind).
+	// GroupKind is the kind of the objects; of custom resources, the kind
+	// of the CRD the source was made from.
 	GroupKind schema.GroupKind
+	// KindPerObject reads each object's kind from the object (custom
+	// resources: another cluster's CRD of the same storage prefix may
+	// name another kind).
+	KindPerObject bool
 	// Resource is the resource the objects are served as (for Changes).
 	Resource schema.GroupResource
 	Storage  wildcard.Storage
 }
 
-// watches runs one reflector per source. A reflector keeps no objects:
-// its store is a sink that feeds the graph (see sink), so memory grows
-// with dependents, not with objects or clusters.
+// MakeSource makes a source about to be watched.
+type MakeSource func() (Source, error)
+
+// watches runs one reflector per source needed by some holder (the
+// built-in types, a logical cluster's custom and bound types). A
+// reflector keeps no objects: its store is a sink that feeds the graph
+// (see sink), so memory grows with dependents, not with objects or
+// clusters.
 type watches struct {
 	mu      sync.Mutex
-	running map[string]context.CancelFunc
-	// listed holds the running sources whose first list is in.
-	listed map[string]bool
+	held    map[string]map[string]bool // holder -> source IDs
+	running map[string]*run
 }
 
-// markListed records that source id's list is in the graph.
-func (w *watches) markListed(id string) {
+// run is one watched source.
+type run struct {
+	holders int
+	cancel  context.CancelFunc
+	// listed: its first list is in the graph.
+	listed bool
+}
+
+// markListed records that r's list is in the graph.
+func (w *watches) markListed(r *run) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, ok := w.running[id]; ok {
-		if w.listed == nil {
-			w.listed = map[string]bool{}
-		}
-		w.listed[id] = true
-	}
+	r.listed = true
 }
 
 // synced reports whether every running source has listed: before, the
@@ -55,47 +66,91 @@ func (w *watches) markListed(id string) {
 func (w *watches) synced() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for id := range w.running {
-		if !w.listed[id] {
+	for _, r := range w.running {
+		if !r.listed {
 			return false
 		}
 	}
 	return len(w.running) > 0
 }
 
-// sync starts the sources not running yet and stops those no longer
-// listed; it returns the IDs it stopped.
-func (w *watches) sync(ctx context.Context, sources []Source, start func(ctx context.Context, s Source)) (stopped []string) {
+// hold makes holder need exactly the sources of want: it starts those no
+// holder needed yet (making them first; one that fails to make is not
+// held, and the holder's next hold tries again) and stops those no holder
+// needs any more, whose IDs it returns. Only one hold runs at a time.
+func (w *watches) hold(ctx context.Context, holder string, want map[string]MakeSource,
+	start func(ctx context.Context, s Source, r *run)) (stopped []string) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.running == nil {
-		w.running = map[string]context.CancelFunc{}
+	old := w.held[holder]
+	var missing []string
+	for id := range want {
+		if !old[id] && w.running[id] == nil {
+			missing = append(missing, id)
+		}
 	}
-	want := map[string]bool{}
-	for _, s := range sources {
-		want[s.ID] = true
-		if _, ok := w.running[s.ID]; ok {
+	w.mu.Unlock()
+
+	// Making a source may build a registry: not under the lock.
+	made := map[string]Source{}
+	for _, id := range missing {
+		s, err := want[id]()
+		if err != nil {
+			klog.V(2).InfoS("Not collecting a resource yet", "source", id, "holder", holder, "err", err)
 			continue
 		}
-		sctx, cancel := context.WithCancel(ctx)
-		w.running[s.ID] = cancel
-		go start(sctx, s)
+		made[id] = s
 	}
-	for id, cancel := range w.running {
-		if !want[id] {
-			cancel()
-			delete(w.running, id)
-			delete(w.listed, id)
-			stopped = append(stopped, id)
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held == nil {
+		w.held = map[string]map[string]bool{}
+		w.running = map[string]*run{}
+	}
+	now := make(map[string]bool, len(want))
+	for id := range want {
+		if old[id] {
+			now[id] = true
+			continue
 		}
+		r := w.running[id]
+		if r == nil {
+			s, ok := made[id]
+			if !ok {
+				continue
+			}
+			sctx, cancel := context.WithCancel(ctx)
+			r = &run{cancel: cancel}
+			w.running[id] = r
+			go start(sctx, s, r)
+		}
+		r.holders++
+		now[id] = true
+	}
+	for id := range old {
+		if now[id] {
+			continue
+		}
+		if r := w.running[id]; r != nil {
+			if r.holders--; r.holders == 0 {
+				r.cancel()
+				delete(w.running, id)
+				stopped = append(stopped, id)
+			}
+		}
+	}
+	if len(now) == 0 {
+		delete(w.held, holder)
+	} else {
+		w.held[holder] = now
 	}
 	return stopped
 }
 
 // watch lists and watches s in every cluster until ctx ends.
-func (c *Controller) watch(ctx context.Context, s Source) {
+func (c *Controller) watch(ctx context.Context, s Source, run *run) {
 	var example runtime.Object // any type: custom and built-in alike
-	r := cache.NewReflectorWithOptions(wildcard.ListWatch(s.Storage), example, &sink{c: c, source: s},
+	r := cache.NewReflectorWithOptions(wildcard.ListWatch(s.Storage), example, &sink{c: c, source: s, run: run},
 		cache.ReflectorOptions{Name: "garbagecollector " + s.ID})
 	r.RunWithContext(ctx)
 }
@@ -105,6 +160,7 @@ func (c *Controller) watch(ctx context.Context, s Source) {
 type sink struct {
 	c      *Controller
 	source Source
+	run    *run
 }
 
 func (s *sink) Add(obj any) error    { s.c.observe(s.source, obj, false); return nil }
@@ -112,6 +168,7 @@ func (s *sink) Update(obj any) error { s.c.observe(s.source, obj, false); return
 func (s *sink) Delete(obj any) error { s.c.observe(s.source, obj, true); return nil }
 func (s *sink) Replace(list []any, _ string) error {
 	s.c.replace(s.source, list)
+	s.c.watches.markListed(s.run)
 	return nil
 }
 func (s *sink) List() []any                          { return nil }
@@ -131,9 +188,11 @@ func objectOf(s Source, obj any) (object, metav1.Object, bool) {
 		return object{}, nil, false
 	}
 	gk := s.GroupKind
-	if gk.Empty() {
+	if s.KindPerObject {
 		if ro, ok := obj.(runtime.Object); ok {
-			gk = ro.GetObjectKind().GroupVersionKind().GroupKind()
+			if k := ro.GetObjectKind().GroupVersionKind().GroupKind(); !k.Empty() {
+				gk = k
+			}
 		}
 	}
 	if gk.Empty() {
