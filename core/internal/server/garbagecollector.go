@@ -23,7 +23,7 @@ import (
 func (p *parts) installGarbageCollector() controller {
 	kinds, sources := builtinGCKinds(p.storage)
 	gc := garbagecollector.New(func(holder string) map[string]garbagecollector.MakeSource {
-		if holder == "" {
+		if holder == garbagecollector.Builtin {
 			out := make(map[string]garbagecollector.MakeSource, len(sources))
 			for _, s := range sources {
 				out[s.ID] = func() (garbagecollector.Source, error) { return s, nil }
@@ -37,11 +37,7 @@ func (p *parts) installGarbageCollector() controller {
 		}
 		return p.customKind(cluster, gk)
 	})
-	p.crdIndex.OnChange(func(cluster string) {
-		if cluster != "" {
-			gc.Refresh(cluster)
-		}
-	})
+	p.crdIndex.OnChange(gc.Refresh)
 	if p.quota != nil && p.quota.controller != nil {
 		gc.Changes = p.quota.controller.Changed
 	}

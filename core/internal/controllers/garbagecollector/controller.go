@@ -63,9 +63,9 @@ type Kind struct {
 // Controller is the garbage collector.
 type Controller struct {
 	// Sources lists, by ID, the resource types holder needs watched, each
-	// with how to make its source when no holder needed it yet. Holder ""
-	// (the built-in types) is asked at start, any holder again on
-	// Refresh(holder); a type is watched while some holder needs it.
+	// with how to make its source when no holder needed it yet. Holder
+	// Builtin is asked at start, any holder again on Refresh(holder); a
+	// type is watched while some holder needs it.
 	Sources func(holder string) map[string]MakeSource
 	// Lookup resolves a kind in a cluster; false if the cluster serves no
 	// such kind.
@@ -89,13 +89,17 @@ type Controller struct {
 	refresh chan struct{}
 }
 
+// Builtin is the holder of the built-in types (no logical cluster has
+// that name: it is no URL path segment).
+const Builtin = "/builtin"
+
 // workers reconcile in parallel: mostly waiting on etcd, so more than
 // the cores.
 const workers = 8
 
 // New returns the collector.
 func New(sources func(holder string) map[string]MakeSource, lookup func(cluster string, gk schema.GroupKind) (Kind, bool)) *Controller {
-	c := &Controller{Sources: sources, Lookup: lookup, graph: newGraph(), dirty: map[string]bool{"": true}, refresh: make(chan struct{}, 1)}
+	c := &Controller{Sources: sources, Lookup: lookup, graph: newGraph(), dirty: map[string]bool{Builtin: true}, refresh: make(chan struct{}, 1)}
 	c.runner = runner.New("garbagecollector", workers, c.reconcile)
 	c.add = c.runner.Add
 	c.orphan = orphanStep{dependents: c.graph.dependentsOf, removeOwnerRef: c.removeOwnerRefs, removeFinalizer: c.removeFinalizer}
