@@ -4,7 +4,7 @@ GO ?= go
 BIN := $(CURDIR)/bin
 MODULES := apis sdk core gateway platform bench providers operators examples examples/mounts webhook proxy
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider openfga security-operator rebac-authz-webhook front-proxy etcd-member
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench resident-pages account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider openfga security-operator rebac-authz-webhook front-proxy etcd-member
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -33,7 +33,7 @@ build:
 	cd core && $(GO) build -o $(BIN)/ ./cmd/kubectl-ws ./cmd/apigen
 	cd gateway && $(GO) build -o $(BIN)/ ./cmd/graphql-gateway
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
-	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench
+	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench ./cmd/resident-pages
 	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
 	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator ./cmd/openfga ./cmd/security-operator
 	cd examples/mounts && $(GO) build -o $(BIN)/ ./cmd/kubecluster-mounts
