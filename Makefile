@@ -4,7 +4,7 @@ GO ?= go
 BIN := $(CURDIR)/bin
 MODULES := apis sdk core gateway platform bench providers operators examples examples/mounts webhook proxy
 # The binaries `make build` puts in bin/.
-BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider openfga security-operator rebac-authz-webhook front-proxy etcd-member
+BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench resident-pages account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider openfga security-operator rebac-authz-webhook front-proxy etcd-member
 # Test packages run in parallel: each e2e package starts one server, so more
 # than 3 at once only fight for CPU on a small machine.
 TEST_P ?= 3
@@ -23,14 +23,17 @@ all: build
 
 ## build: compile every binary into bin/ (first fetching GraphiQL's pinned
 ## browser files from the npm registry for the gateway to embed; once;
-## etcd-member: a test helper, one etcd member in a process)
+## etcd-member: a test helper, one etcd member in a process; meshplane is
+## static, CGO_ENABLED=0 as kube-apiserver's and etcd's release binaries:
+## no libc and ld.so pages in its RSS, docs/benchmarks.md "idle memory")
 build:
 	@mkdir -p $(BIN)
 	./scripts/fetch-graphiql.sh
-	cd core && $(GO) build -o $(BIN)/ ./cmd/meshplane ./cmd/kubectl-ws ./cmd/apigen
+	cd core && CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/meshplane
+	cd core && $(GO) build -o $(BIN)/ ./cmd/kubectl-ws ./cmd/apigen
 	cd gateway && $(GO) build -o $(BIN)/ ./cmd/graphql-gateway
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
-	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench
+	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench ./cmd/resident-pages
 	cd providers && $(GO) build -o $(BIN)/ ./cmd/provider-kubeconfig
 	cd operators && $(GO) build -o $(BIN)/ ./cmd/account-operator ./cmd/openfga ./cmd/security-operator
 	cd examples/mounts && $(GO) build -o $(BIN)/ ./cmd/kubecluster-mounts

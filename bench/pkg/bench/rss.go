@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/meshplane/meshplane/bench/pkg/resident"
 )
 
 // ParseVmRSS extracts the VmRSS line of a /proc/<pid>/status document and
@@ -88,4 +90,71 @@ func SampleRSS(ctx context.Context, rep *Report, pid int, settle time.Duration, 
 		rep.Add(key, figure, MiB(v), UnitMiB)
 	}
 	return v, nil
+}
+
+// ParseStatusKB returns field (for example "RssAnon") of a
+// /proc/<pid>/status document in bytes (the kernel writes kB).
+func ParseStatusKB(r io.Reader, field string) (int64, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), field+":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0, fmt.Errorf("malformed %s line %q", field, sc.Text())
+		}
+		v, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("malformed %s value in %q", field, sc.Text())
+		}
+		return v * 1024, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no %s line found", field)
+}
+
+// SampleRSSSplit records the parts of pid's resident set: anonymous
+// memory (heap, stacks) and file pages, and of the file pages those of its
+// executable's code, read-only data and Go function table (see
+// docs/benchmarks.md, issue 13, "idle memory"). Keys are prefix_anon_mib,
+// prefix_file_mib, prefix_text_mib, prefix_rodata_mib and
+// prefix_pclntab_mib.
+func SampleRSSSplit(rep *Report, pid int, prefix, when string) error {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct{ field, key, figure string }{
+		{"RssAnon", "anon", "RssAnon (heap, stacks)"},
+		{"RssFile", "file", "RssFile (mapped file pages)"},
+	} {
+		v, err := ParseStatusKB(strings.NewReader(string(status)), f.field)
+		if err != nil {
+			return fmt.Errorf("pid %d: %w", pid, err)
+		}
+		rep.Add(prefix+"_"+f.key+"_mib", "server "+f.figure+" "+when, MiB(v), UnitMiB)
+	}
+	r, err := resident.Measure(pid, "")
+	if err != nil {
+		return fmt.Errorf("resident pages of pid %d: %w", pid, err)
+	}
+	var text, rodata, pclntab uint64
+	for _, g := range r.Regions {
+		switch {
+		case g.Name == ".text":
+			text += g.Resident
+		case g.Name == ".rodata":
+			rodata += g.Resident
+		case strings.HasPrefix(g.Name, ".gopclntab"):
+			pclntab += g.Resident
+		}
+	}
+	rep.Add(prefix+"_text_mib", "server executable's code resident "+when, MiB(int64(text)), UnitMiB)
+	rep.Add(prefix+"_rodata_mib", "server executable's read-only data resident "+when, MiB(int64(rodata)), UnitMiB)
+	rep.Add(prefix+"_pclntab_mib", "server executable's Go function table resident "+when, MiB(int64(pclntab)), UnitMiB)
+	return nil
 }

@@ -80,3 +80,39 @@ func TestReadRSSSelf(t *testing.T) {
 		t.Fatal("ReadRSS(0) should fail")
 	}
 }
+
+func TestParseStatusKB(t *testing.T) {
+	if v, err := ParseStatusKB(strings.NewReader(sampleStatus), "RssAnon"); err != nil || v != 150000*1024 {
+		t.Errorf("RssAnon = %d, %v; want %d", v, err, 150000*1024)
+	}
+	if _, err := ParseStatusKB(strings.NewReader(sampleStatus), "RssFile"); err == nil {
+		t.Error("a missing field should fail")
+	}
+	if _, err := ParseStatusKB(strings.NewReader("RssAnon: 5 MB\n"), "RssAnon"); err == nil {
+		t.Error("a unit other than kB should fail")
+	}
+}
+
+// TestSampleRSSSplitSelf records the split of the test process: its
+// anonymous and file parts, and some of its code resident.
+func TestSampleRSSSplitSelf(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs /proc")
+	}
+	rep := &Report{}
+	if err := SampleRSSSplit(rep, os.Getpid(), "self", "now"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, m := range rep.Metrics {
+		got[m.Key] = m.Value
+	}
+	for _, k := range []string{"self_anon_mib", "self_file_mib", "self_text_mib", "self_rodata_mib", "self_pclntab_mib"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("no %s in %v", k, got)
+		}
+	}
+	if got["self_text_mib"] <= 0 || got["self_text_mib"] > got["self_file_mib"] {
+		t.Errorf("code resident %.2f MiB of %.2f MiB of file pages", got["self_text_mib"], got["self_file_mib"])
+	}
+}

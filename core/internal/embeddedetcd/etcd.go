@@ -54,6 +54,10 @@ func Start(dir string, clientPort, peerPort int, walSegmentBytes int64) (*Server
 	cfg.QuotaBackendBytes = 8 * 1024 * 1024 * 1024
 	cfg.MaxRequestBytes = 3 * 1024 * 1024
 	cfg.SnapshotCount = 10000
+	// etcd's JSON gateway (/v3/kv/... over HTTP) dials a gRPC client to
+	// its own port; nothing here speaks JSON to etcd (clients and etcdctl
+	// use gRPC), so neither the connection nor its handlers are made.
+	cfg.EnableGRPCGateway = false
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("starting embedded etcd in %s: %w", cfg.Dir, err)

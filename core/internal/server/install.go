@@ -85,6 +85,13 @@ func installBuiltin(s *genericapiserver.GenericAPIServer, storage builtin.Storag
 			}
 		}
 	}
+	// The generic server keeps every group's info (its destroy func) and
+	// with it the spec its type converter was built from, which shares the
+	// generated OpenAPI definitions' schemas: ~2 MiB read by nothing after
+	// the install.
+	for _, info := range groups {
+		info.StaticOpenAPISpec = nil
+	}
 	return nil
 }
 

@@ -128,6 +128,7 @@ func (s *Suite) Run(ctx context.Context, rep *bench.Report) error {
 
 	if s.o.PID > 0 {
 		fail("rss idle", s.sampleRSS(ctx, rep, "rss_idle_mib", "server RSS idle", true))
+		fail("rss idle split", bench.SampleRSSSplit(rep, s.o.PID, "rss_idle", "idle"))
 	}
 
 	needNS := s.o.Creates > 0 || s.o.Gets > 0 || s.o.Lists > 0

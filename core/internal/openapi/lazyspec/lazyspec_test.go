@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"weak"
 
 	restful "github.com/emicklei/go-restful/v3"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +17,7 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/mux"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/kube-openapi/pkg/builder3"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -32,8 +35,8 @@ func container() *restful.Container {
 	return c
 }
 
-// counted counts the calls of a v2 config's definitions, which every
-// build of a v2 document makes.
+// counted counts the calls of a config's definitions (a v2 document's
+// build makes one; v3 documents share one after Install).
 func counted(n *atomic.Int32) common.GetOpenAPIDefinitions {
 	return func(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 		n.Add(1)
@@ -57,19 +60,31 @@ func TestBuiltOnFirstRequest(t *testing.T) {
 	namer := openapinamer.NewDefinitionNamer(scheme.Scheme)
 	var v2Builds, v3Builds atomic.Int32
 	v2 := genericapiserver.DefaultOpenAPIConfig(counted(&v2Builds), namer)
-	v3 := genericapiserver.DefaultOpenAPIV3Config(definitions.Definitions, namer)
+	var v3Definitions atomic.Int32
+	v3 := genericapiserver.DefaultOpenAPIV3Config(counted(&v3Definitions), namer)
+	v3Definitions.Store(0) // DefaultOpenAPIV3Config's eager call
 	// builder3 reads v3's precomputed definitions; count its name lookups.
 	name := v3.GetDefinitionName
 	v3.GetDefinitionName = func(s string) (string, spec.Extensions) {
 		v3Builds.Add(1)
 		return name(s)
 	}
+	// A group install builds its models from v3 first (the generic
+	// server's getOpenAPIModels).
+	if _, err := builder3.BuildOpenAPIDefinitionsForResources(v3, "io.k8s.api.core.v1.ConfigMap"); err != nil {
+		t.Fatal(err)
+	}
+	v3Definitions.Store(0)
+	v3Builds.Store(0)
 	m := mux.NewPathRecorderMux("test")
 	if err := Install(container(), m, v2, v3); err != nil {
 		t.Fatal(err)
 	}
 	if v2Builds.Load() != 0 || v3Builds.Load() != 0 {
 		t.Fatalf("documents built at Install: v2 %d, v3 %d times", v2Builds.Load(), v3Builds.Load())
+	}
+	if v3.Definitions != nil {
+		t.Error("the eagerly computed v3 definitions are still held after Install")
 	}
 
 	for range 2 {
@@ -101,13 +116,22 @@ func TestBuiltOnFirstRequest(t *testing.T) {
 	if built == 0 {
 		t.Error("v3 index served without building the document its hash comes from")
 	}
+	if n := v3Definitions.Load(); n != 1 {
+		t.Errorf("v3 definitions computed %d times for the first v3 document, want 1", n)
+	}
 	doc := get(t, m, p.ServerRelativeURL)
 	if !strings.Contains(doc, `"/api/v1/namespaces/{namespace}/configmaps/{name}"`) {
 		t.Errorf("v3 document of api/v1 lacks the configmap path: %.300s", doc)
 	}
+	if !strings.Contains(doc, `"operationId":"readCoreV1CoreV1NamespacedConfigMap"`) {
+		t.Errorf("v3 document of api/v1 lacks the route's operation ID: %.300s", doc)
+	}
 	get(t, m, p.ServerRelativeURL)
 	if n := v3Builds.Load(); n != built {
 		t.Errorf("v3 document built again on later requests (%d name lookups, then %d)", built, n)
+	}
+	if n := v3Definitions.Load(); n != 1 {
+		t.Errorf("v3 definitions computed %d times, want 1", n)
 	}
 }
 
@@ -141,4 +165,28 @@ func TestNarrowMetaKinds(t *testing.T) {
 	if got := s.Components.Schemas["Scale"].Extensions["x-kubernetes-group-version-kind"].([]any); len(got) != 2 {
 		t.Errorf("Scale (not registered into every group) narrowed to %v", got)
 	}
+}
+
+// TestDefinitionsReleased checks that after a group install (which
+// builds models from the config) and Install, nothing holds the
+// definitions DefaultOpenAPIV3Config computed.
+func TestDefinitionsReleased(t *testing.T) {
+	v3 := genericapiserver.DefaultOpenAPIV3Config(definitions.Definitions, openapinamer.NewDefinitionNamer(scheme.Scheme))
+	data := v3.Definitions["io.k8s.api.core.v1.ConfigMap"].Schema.Properties["data"].AdditionalProperties
+	if data == nil {
+		t.Fatal("ConfigMap.data has no additionalProperties schema")
+	}
+	held := weak.Make(data)
+	data = nil
+	if _, err := builder3.BuildOpenAPIDefinitionsForResources(v3, "io.k8s.api.core.v1.ConfigMap"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Install(container(), mux.NewPathRecorderMux("test"), nil, v3); err != nil {
+		t.Fatal(err)
+	}
+	goruntime.GC()
+	if held.Value() != nil {
+		t.Error("the eagerly computed definitions are still reachable from the config after Install")
+	}
+	goruntime.KeepAlive(v3)
 }

@@ -8,8 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/logutil"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/kubernetes"
+	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/storage"
@@ -51,12 +53,28 @@ func NewBackend(endpoints []string, prefix string, compactInterval time.Duration
 		DialKeepAliveTime:  30 * time.Second,
 		MaxCallSendMsgSize: 3 * 1024 * 1024,
 		MaxCallRecvMsgSize: 128 * 1024 * 1024,
+		Logger:             clientLogger(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to etcd %v: %w", endpoints, err)
 	}
 	return newBackend(client, prefix, compactInterval), nil
 }
+
+// clientLogger is etcd's default client logger (its level, encoding and
+// output) without the sampling of repeated lines: zap's sampler keeps
+// counters of about 450 KiB per logger, for lines an idle client never
+// writes.
+var clientLogger = sync.OnceValue(func() *zap.Logger {
+	cfg := logutil.DefaultZapLoggerConfig
+	cfg.Level = zap.NewAtomicLevelAt(clientv3.ClientLogLevel())
+	cfg.Sampling = nil
+	lg, err := cfg.Build()
+	if err != nil {
+		return zap.NewNop()
+	}
+	return lg
+})
 
 // NewBackendWithInProcessKV connects to etcd at endpoints for watches and
 // progress requests, and sends reads and writes to kv (the embedded etcd's
