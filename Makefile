@@ -23,14 +23,11 @@ all: build
 
 ## build: compile every binary into bin/ (first fetching GraphiQL's pinned
 ## browser files from the npm registry for the gateway to embed; once;
-## etcd-member: a test helper, one etcd member in a process; meshplane is
-## static, CGO_ENABLED=0 as kube-apiserver's and etcd's release binaries:
-## no libc and ld.so pages in its RSS, docs/benchmarks.md "idle memory")
+## etcd-member: a test helper, one etcd member in a process)
 build:
 	@mkdir -p $(BIN)
 	./scripts/fetch-graphiql.sh
-	cd core && CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/meshplane
-	cd core && $(GO) build -o $(BIN)/ ./cmd/kubectl-ws ./cmd/apigen
+	cd core && $(GO) build -o $(BIN)/ ./cmd/meshplane ./cmd/kubectl-ws ./cmd/apigen
 	cd gateway && $(GO) build -o $(BIN)/ ./cmd/graphql-gateway
 	cd platform && $(GO) build -o $(BIN)/ ./cmd/meshplane-platform
 	cd bench && $(GO) build -o $(BIN)/ ./cmd/meshplane-bench ./cmd/resident-pages
