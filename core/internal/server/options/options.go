@@ -51,7 +51,7 @@ type Options struct {
 	// EmbeddedEtcdWALSizeBytes is the size of the embedded etcd's WAL
 	// segment files (etcd's default when 0).
 	EmbeddedEtcdWALSizeBytes int64
-	// EmbeddedEtcdInProcessClient sends reads and writes to the embedded
+	// EmbeddedEtcdInProcessClient sends reads, writes and watches to the embedded
 	// etcd through function calls instead of gRPC over loopback.
 	EmbeddedEtcdInProcessClient bool
 	// FeatureGates are Kubernetes feature gates (key=value,...); gates
@@ -137,7 +137,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.RequestHeaderAllowedNames, "requestheader-allowed-names", o.RequestHeaderAllowedNames,
 		"Common names accepted from certificates signed by --requestheader-client-ca-file (empty: any).")
 	fs.StringVar(&o.KubeconfigPath, "kubeconfig-path", o.KubeconfigPath, "Where to write the admin kubeconfig (default <root-directory>/admin.kubeconfig).")
-	fs.BoolVar(&o.EmbeddedEtcdInProcessClient, "embedded-etcd-in-process-client", o.EmbeddedEtcdInProcessClient, "Send reads and writes to the embedded etcd as function calls instead of gRPC over loopback (watches stay on gRPC); false: everything over gRPC.")
+	fs.BoolVar(&o.EmbeddedEtcdInProcessClient, "embedded-etcd-in-process-client", o.EmbeddedEtcdInProcessClient, "Send reads, writes and watches to the embedded etcd as function calls instead of gRPC over loopback; false: everything over gRPC.")
 	fs.Int64Var(&o.EmbeddedEtcdWALSizeBytes, "embedded-etcd-wal-size-bytes", o.EmbeddedEtcdWALSizeBytes, "Size of the embedded etcd's WAL segment files (0: etcd's default of 64 MB).")
 	fs.Var(cliflag.NewMapStringBool(&o.FeatureGates), "feature-gates", "Kubernetes feature gates, key=value pairs separated by commas; unknown gates (such as kcp's) are ignored with a warning.")
 	fs.StringSliceVar(&o.MountCAFiles, "mount-ca-file", o.MountCAFiles, "PEM bundles trusted for the certificates of mount servers (a mounted workspace's status.URL), besides the system's roots and the server's CA; re-read when they change.")

@@ -32,9 +32,9 @@ type Backend struct {
 	compactor etcd3.Compactor
 	stop      func()
 	prefix    string
-	// watchConn is the gRPC client whose watcher an in-process client
-	// borrows (NewBackendWithInProcessKV); closed with the backend.
-	watchConn *clientv3.Client
+	// closeProbe closes the gRPC client that asked etcd about progress
+	// requests (NewBackendWithInProcessKV).
+	closeProbe func()
 
 	// nudger keeps the watch caches' progress requests answerable.
 	nudger *progressNudger
@@ -76,29 +76,45 @@ var clientLogger = sync.OnceValue(func() *zap.Logger {
 	return lg
 })
 
-// NewBackendWithInProcessKV connects to etcd at endpoints for watches and
-// progress requests, and sends reads and writes to kv (the embedded etcd's
-// in-process client: no loopback gRPC, HTTP/2 and TLS on the request path).
+// NewBackendWithInProcessKV sends reads, writes and watches to kv, the
+// embedded etcd's in-process client: function calls and channels instead of
+// loopback gRPC, HTTP/2 and protobuf framing (a watch event is handed over
+// as the etcd server built it). endpoints are asked once, over gRPC, whether
+// etcd supports progress requests.
 //
-// The in-process client has no endpoints, and apiserver asks an endpoint
-// whether etcd supports progress requests before its watch caches send any:
-// with that client alone the answer never came, so consistent LISTs fell
-// back to etcd and a watch without resourceVersion timed out waiting for a
-// revision its cache never reached ("Too large resource version"). The gRPC
-// client answers that question here, and keeps the watches, the path kube
-// runs everywhere.
+// apiserver asks an etcd endpoint that question before its watch caches send
+// any progress request, and the in-process client has no endpoints: with it
+// alone the answer never came, so consistent LISTs fell back to etcd and a
+// watch without resourceVersion timed out waiting for a revision its cache
+// never reached ("Too large resource version"). Progress requests themselves
+// go through the in-process watch stream like any other watch request.
 func NewBackendWithInProcessKV(kv *clientv3.Client, endpoints []string, prefix string, compactInterval time.Duration) (*Backend, error) {
-	watches, err := NewBackend(endpoints, prefix, compactInterval, nil)
-	if err != nil {
-		return nil, err
-	}
-	watches.stop()
-	etcdfeature.DefaultFeatureSupportChecker.CheckClient(watches.client.Ctx(), watches.client.Client, storage.RequestWatchProgress)
-	kv.Watcher = watches.client.Watcher
 	kc := &kubernetes.Client{Client: kv}
 	kc.Kubernetes = kc
 	b := newBackend(kc, prefix, compactInterval)
-	b.watchConn = watches.client.Client
+	if etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress) {
+		return b, nil // asked before (the answer is process-wide)
+	}
+	probe, err := NewBackend(endpoints, prefix, compactInterval, nil)
+	if err != nil {
+		b.stop()
+		return nil, err
+	}
+	probe.stop()
+	// The check asks in the background with the probe's context: the probe
+	// is closed once the answer is in (or with the backend).
+	etcdfeature.DefaultFeatureSupportChecker.CheckClient(probe.client.Ctx(), probe.client.Client, storage.RequestWatchProgress)
+	var once sync.Once
+	b.closeProbe = func() { once.Do(func() { _ = probe.client.Close() }) }
+	go func() {
+		for range 6000 {
+			if etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		b.closeProbe()
+	}()
 	return b, nil
 }
 
@@ -114,13 +130,10 @@ func (b *Backend) Client() *clientv3.Client { return b.client.Client }
 // Close stops compaction and closes the connection.
 func (b *Backend) Close() error {
 	b.stop()
-	err := b.client.Close()
-	if b.watchConn != nil {
-		if cerr := b.watchConn.Close(); err == nil {
-			err = cerr
-		}
+	if b.closeProbe != nil {
+		b.closeProbe()
 	}
-	return err
+	return b.client.Close()
 }
 
 // Ready reports whether etcd answers a read within a second.
