@@ -29,7 +29,6 @@ func newStart() *cobra.Command {
 		Short: "Start the core server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tuneGC()
 			if errs := o.Validate(); len(errs) > 0 {
 				return fmt.Errorf("invalid flags: %w", errors.Join(errs...))
 			}
