@@ -101,19 +101,28 @@ func NewBackendWithInProcessKV(kv *clientv3.Client, endpoints []string, prefix s
 		return nil, err
 	}
 	probe.stop()
-	// The check asks in the background with the probe's context: the probe
-	// is closed once the answer is in (or with the backend).
+	// The check asks in the background, with the probe's context and
+	// retries: the probe is closed once the answer is in, or with the
+	// backend.
 	etcdfeature.DefaultFeatureSupportChecker.CheckClient(probe.client.Ctx(), probe.client.Client, storage.RequestWatchProgress)
 	var once sync.Once
 	b.closeProbe = func() { once.Do(func() { _ = probe.client.Close() }) }
 	go func() {
-		for range 6000 {
+		// Closing the probe cancels the check: wait for the answer (kube's
+		// checker retries for about a minute), polling less and less often;
+		// without one, the probe stays open until the backend closes.
+		wait := 10 * time.Millisecond
+		for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); wait = min(2*wait, time.Second) {
 			if etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress) {
-				break
+				b.closeProbe()
+				return
 			}
-			time.Sleep(10 * time.Millisecond)
+			select {
+			case <-probe.client.Ctx().Done():
+				return
+			case <-time.After(wait):
+			}
 		}
-		b.closeProbe()
 	}()
 	return b, nil
 }
