@@ -80,11 +80,18 @@ func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader
 		binding: &bindingReconciler{
 			resolve: resolve,
 			path:    index.Path,
+			// Exports and schemas come from the watch cache (an export's
+			// change reaches its bindings through the export informer,
+			// fed by the same cache; schemas do not change).
 			getExport: func(ctx context.Context, cluster, name string) (*apisv1alpha2.APIExport, error) {
+				export, err := exports.GetCached(ctx, cluster, "", name)
+				if err == nil && export.Status.IdentityHash != "" {
+					return export, nil
+				}
 				return exports.Get(ctx, cluster, "", name)
 			},
 			getSchema: func(ctx context.Context, cluster, name string) (*apisv1alpha1.APIResourceSchema, error) {
-				return schemas.Get(ctx, cluster, "", name)
+				return client.CachedOrLive(ctx, schemas, cluster, "", name)
 			},
 			listCRDs: crds.List,
 		},
@@ -132,7 +139,9 @@ func (c *Controller) Run(ctx context.Context) {
 
 func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
 	cluster, name := key.Cluster, key.Name
-	b, err := c.bindings.Get(ctx, cluster, "", name)
+	// From the watch cache, which holds every event the informer sent
+	// (a stale read ends in a conflict and another round).
+	b, err := client.CachedOrLive(ctx, c.bindings, cluster, "", name)
 	if apierrors.IsNotFound(err) {
 		forget(c.crds, c.consumers, cluster, name)
 		return 0, nil

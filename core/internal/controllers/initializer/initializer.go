@@ -46,7 +46,10 @@ func (i *Initializer) Run(ctx context.Context, workers int) {
 
 func (i *Initializer) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
 	cluster := key.Cluster
-	lc, err := i.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
+	// From the watch cache, which holds every event the index's informer
+	// sent (a stale read ends in a conflict and another round). Steps must
+	// not change lc.
+	lc, err := client.CachedOrLive(ctx, i.LogicalClusters, cluster, "", corev1alpha1.LogicalClusterName)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}

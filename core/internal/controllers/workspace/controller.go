@@ -59,7 +59,7 @@ func New(workspaces client.Client[*tenancyv1alpha1.Workspace], logicalClusters c
 		if err != nil {
 			return nil, err
 		}
-		return on.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
+		return client.CachedOrLive(ctx, on.LogicalClusters, cluster, "", corev1alpha1.LogicalClusterName)
 	}
 	update := func(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) (*tenancyv1alpha1.Workspace, error) {
 		return workspaces.Update(ctx, parent, "", ws.Name, ws)
@@ -151,7 +151,10 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
-	ws, err := c.workspaces.Get(ctx, key.Cluster, "", key.Name)
+	// Reads come from the watch cache, which holds every event the
+	// informers sent: a stale read ends in a conflict and another round.
+	// The objects are the cache's: the steps copy before changing them.
+	ws, err := client.CachedOrLive(ctx, c.workspaces, key.Cluster, "", key.Name)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}

@@ -13,6 +13,7 @@ package client
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -41,4 +42,16 @@ type Writer[T runtime.Object] interface {
 type Client[T runtime.Object] interface {
 	Reader[T]
 	Writer[T]
+}
+
+// CachedOrLive reads an object from the watch cache, and from storage when
+// the cache does not hold it (yet): an object created a moment ago is
+// found either way. The object read from the cache is shared with it:
+// callers deep-copy before changing it.
+func CachedOrLive[T runtime.Object](ctx context.Context, r Reader[T], cluster, namespace, name string) (T, error) {
+	obj, err := r.GetCached(ctx, cluster, namespace, name)
+	if apierrors.IsNotFound(err) {
+		return r.Get(ctx, cluster, namespace, name)
+	}
+	return obj, err
 }
