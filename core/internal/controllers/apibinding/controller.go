@@ -60,6 +60,7 @@ func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader
 	deleteAll func(ctx context.Context, cluster string, def *apiextensionsv1.CustomResourceDefinition) error,
 	remaining func(ctx context.Context, cluster string, def *apiextensionsv1.CustomResourceDefinition) (Remaining, error),
 	bindingInformer, exportInformer cache.SharedIndexInformer, resolve func(path string) (string, bool), otherExports runner.Source) *Controller {
+	exportStore := exportInformer.GetStore()
 	return &Controller{
 		bindings: bindings, crds: crds, consumers: consumers,
 		bindingInformer: bindingInformer, exportInformer: exportInformer, otherExports: otherExports,
@@ -80,15 +81,15 @@ func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader
 		binding: &bindingReconciler{
 			resolve: resolve,
 			path:    index.Path,
-			// Exports and schemas come from the watch cache (an export's
-			// change reaches its bindings through the export informer,
-			// fed by the same cache; schemas do not change).
+			// A local export comes from the informer whose changes wake
+			// its bindings, once it has its identity; schemas from the
+			// watch cache (they do not change).
 			getExport: func(ctx context.Context, cluster, name string) (*apisv1alpha2.APIExport, error) {
-				export, err := exports.GetCached(ctx, cluster, "", name)
-				if err == nil && export.Status.IdentityHash != "" {
-					return export, nil
+				export, err := client.StoredOrLive(ctx, exportStore, exports, cluster, "", name)
+				if err == nil && export.Status.IdentityHash == "" {
+					return exports.Get(ctx, cluster, "", name)
 				}
-				return exports.Get(ctx, cluster, "", name)
+				return export, err
 			},
 			getSchema: func(ctx context.Context, cluster, name string) (*apisv1alpha1.APIResourceSchema, error) {
 				return client.CachedOrLive(ctx, schemas, cluster, "", name)
@@ -139,9 +140,9 @@ func (c *Controller) Run(ctx context.Context) {
 
 func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
 	cluster, name := key.Cluster, key.Name
-	// From the watch cache, which holds every event the informer sent
+	// From the informer, at least as fresh as the event that woke this key
 	// (a stale read ends in a conflict and another round).
-	b, err := client.CachedOrLive(ctx, c.bindings, cluster, "", name)
+	b, err := client.StoredOrLive(ctx, c.bindingInformer.GetStore(), c.bindings, cluster, "", name)
 	if apierrors.IsNotFound(err) {
 		forget(c.crds, c.consumers, cluster, name)
 		return 0, nil
