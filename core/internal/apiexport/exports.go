@@ -59,7 +59,7 @@ func (e *Exports) Binding(ctx context.Context, consumer, exportCluster, exportNa
 	if !ok {
 		return nil, false
 	}
-	b, err := e.Bindings.Get(ctx, consumer, "", name)
+	b, err := client.CachedOrLive(ctx, e.Bindings, consumer, "", name)
 	return b, err == nil
 }
 

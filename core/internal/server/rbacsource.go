@@ -15,7 +15,10 @@ import (
 )
 
 // rbacSource reads each cluster's RBAC objects from the registries, for
-// the authorizer: the adapter that keeps registries from knowing it.
+// the authorizer: the adapter that keeps registries from knowing it. It
+// reads the watch caches (resourceVersion 0, as kube-apiserver's RBAC reads
+// its informers): a new binding or role counts once the cache has it,
+// milliseconds after the write, and no request costs an etcd read.
 func rbacSource(s builtin.Storage) rbac.RuleSource {
 	gv := rbacv1.SchemeGroupVersion
 	return &storedRBAC{
@@ -37,7 +40,7 @@ func scoped(ctx context.Context, cluster, namespace string) context.Context {
 }
 
 func (s *storedRBAC) ListClusterRoleBindings(ctx context.Context, cluster string) ([]*rbacv1.ClusterRoleBinding, error) {
-	obj, err := s.crb.List(scoped(ctx, cluster, ""), &metainternalversion.ListOptions{})
+	obj, err := s.crb.List(scoped(ctx, cluster, ""), &metainternalversion.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +53,7 @@ func (s *storedRBAC) ListClusterRoleBindings(ctx context.Context, cluster string
 }
 
 func (s *storedRBAC) ListRoleBindings(ctx context.Context, cluster, namespace string) ([]*rbacv1.RoleBinding, error) {
-	obj, err := s.rb.List(scoped(ctx, cluster, namespace), &metainternalversion.ListOptions{})
+	obj, err := s.rb.List(scoped(ctx, cluster, namespace), &metainternalversion.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +66,7 @@ func (s *storedRBAC) ListRoleBindings(ctx context.Context, cluster, namespace st
 }
 
 func (s *storedRBAC) GetClusterRole(ctx context.Context, cluster, name string) (*rbacv1.ClusterRole, error) {
-	obj, err := s.cr.Get(scoped(ctx, cluster, ""), name, &metav1.GetOptions{})
+	obj, err := s.cr.Get(scoped(ctx, cluster, ""), name, &metav1.GetOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +74,7 @@ func (s *storedRBAC) GetClusterRole(ctx context.Context, cluster, name string) (
 }
 
 func (s *storedRBAC) GetRole(ctx context.Context, cluster, namespace, name string) (*rbacv1.Role, error) {
-	obj, err := s.r.Get(scoped(ctx, cluster, namespace), name, &metav1.GetOptions{})
+	obj, err := s.r.Get(scoped(ctx, cluster, namespace), name, &metav1.GetOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, err
 	}

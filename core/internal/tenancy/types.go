@@ -68,7 +68,7 @@ func (t *Types) Resolve(ctx context.Context, ref tenancyv1alpha1.WorkspaceTypeRe
 			}
 			return Type{WorkspaceType: wt, Path: p}, nil
 		}
-		wt, err := t.Store.Get(ctx, cluster, "", string(ref.Name))
+		wt, err := client.CachedOrLive(ctx, t.Store, cluster, "", string(ref.Name))
 		if apierrors.IsNotFound(err) {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+	"github.com/meshplane/meshplane/operators/controllers/accountinfo"
 )
 
 // accountInfoStep writes AccountInfo "account" into the Account's
@@ -38,6 +39,9 @@ func (s *accountInfoStep) reconcile(ctx context.Context, st *state) result {
 	got, err := s.getAccountInfo(ctx, cluster, corev1alpha1.AccountInfoName)
 	switch {
 	case gone(err):
+		// Created with the finalizer the accountinfo controller adds to
+		// every AccountInfo (one write less).
+		want.Finalizers = []string{accountinfo.Finalizer}
 		// A workspace appears here once it binds the core.platform-mesh.io export.
 		if err := s.createAccountInfo(ctx, cluster, want); err != nil {
 			if gone(err) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	corev1alpha1kcp "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -24,14 +25,32 @@ type initializeStep struct {
 	initializer string
 	bindCreator func(ctx context.Context, cluster, creator string) error
 	release     func(ctx context.Context, cluster string) error
+
+	// released holds when the operator removed its initializer from a
+	// cluster (cluster name -> time.Time), until the Workspace shows it
+	// gone: an Account reconciled again before that (its own status write
+	// wakes it) does not bind and release again, which the initializer's
+	// virtual workspace refuses once the initializer is gone.
+	released sync.Map
 }
+
+// releasedMemory bounds how long a release is remembered while the
+// Workspace still lists the initializer.
+const releasedMemory = time.Minute
 
 func (s *initializeStep) reconcile(ctx context.Context, st *state) result {
 	acc, ws := st.account, st.workspace
 	const cond = corev1alpha1.ConditionWorkspaceReady
 	if ws.Status.Phase != corev1alpha1kcp.LogicalClusterPhaseInitializing ||
 		!slices.Contains(ws.Status.Initializers, corev1alpha1kcp.LogicalClusterInitializer(s.initializer)) {
+		s.released.Delete(ws.Spec.Cluster)
 		return next
+	}
+	if at, ok := s.released.Load(ws.Spec.Cluster); ok {
+		if time.Since(at.(time.Time)) < releasedMemory {
+			return s.waiting(acc, ws.Name)
+		}
+		s.released.Delete(ws.Spec.Cluster)
 	}
 	if creator := ptr.Deref(acc.Spec.Creator, ""); creator != "" {
 		if err := s.bindCreator(ctx, ws.Spec.Cluster, creator); err != nil {
@@ -41,6 +60,11 @@ func (s *initializeStep) reconcile(ctx context.Context, st *state) result {
 	if err := s.release(ctx, ws.Spec.Cluster); err != nil {
 		return failed(ctx, acc, cond, fmt.Errorf("initializing workspace %s: %w", ws.Name, err))
 	}
+	s.released.Store(ws.Spec.Cluster, time.Now())
 	log.FromContext(ctx).Info("initialized workspace", "workspace", ws.Name, "workspaceCluster", ws.Spec.Cluster, "initializer", s.initializer)
-	return pending(acc, cond, time.Second, "workspace %s initialized by %s; waiting for it to be Ready", ws.Name, s.initializer)
+	return s.waiting(acc, ws.Name)
+}
+
+func (s *initializeStep) waiting(acc *corev1alpha1.Account, workspace string) result {
+	return pending(acc, corev1alpha1.ConditionWorkspaceReady, time.Second, "workspace %s initialized by %s; waiting for it to be Ready", workspace, s.initializer)
 }

@@ -46,9 +46,19 @@ func TestInitializeStep(t *testing.T) {
 	}
 	requireCondition(t, st.account, corev1alpha1.ConditionWorkspaceReady, metav1.ConditionFalse, corev1alpha1.ReasonPending)
 
-	// A refused binding shows on the Account and keeps the initializer.
+	// Reconciled again before the Workspace shows the initializer gone: no
+	// second bind or release (the virtual workspace would refuse them).
 	calls = nil
+	st = &state{account: org("acme"), workspace: ws}
+	if res := s.reconcile(context.Background(), st); res.done || len(calls) > 0 {
+		t.Fatalf("after release: done=%v calls=%v", res.done, calls)
+	}
+	requireCondition(t, st.account, corev1alpha1.ConditionWorkspaceReady, metav1.ConditionFalse, corev1alpha1.ReasonPending)
+
+	// A refused binding shows on the Account and keeps the initializer.
 	s.bindCreator = func(context.Context, string, string) error { return errors.New("forbidden") }
+	ws = ws.DeepCopy()
+	ws.Spec.Cluster = "c-other"
 	st = &state{account: org("acme"), workspace: ws}
 	if res := s.reconcile(context.Background(), st); res.done || len(calls) > 0 {
 		t.Fatalf("failed bind: done=%v calls=%v", res.done, calls)

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
+
+	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
 // privilegedGroups are the system's own credentials.
@@ -31,11 +33,38 @@ type Plugin struct {
 	*admission.Handler
 }
 
-var _ admission.ValidationInterface = &Plugin{}
+var (
+	_ admission.ValidationInterface = &Plugin{}
+	_ admission.MutationInterface   = &Plugin{}
+)
 
 // New returns the plugin.
 func New() *Plugin {
 	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update, admission.Delete)}
+}
+
+// Admit implements admission.MutationInterface. A status update of an
+// initializing cluster (an initializer removing itself through the
+// initializing virtual workspace) gets the lifecycle labels of the
+// initializers left, and the cluster becomes Ready in the write that
+// removes the last one: the logicalcluster controller then has nothing to
+// write (it wrote both in a second write after each removal). The
+// reservedmetadata admission accepts lifecycle labels in step with the
+// initializers.
+func (p *Plugin) Admit(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetOperation() != admission.Update || a.GetSubresource() != "status" ||
+		a.GetResource().GroupResource() != corev1alpha1.Resource("logicalclusters") {
+		return nil
+	}
+	this, ok := a.GetObject().(*corev1alpha1.LogicalCluster)
+	if !ok || this.DeletionTimestamp != nil || this.Status.Phase != corev1alpha1.LogicalClusterPhaseInitializing {
+		return nil
+	}
+	this.Labels = tenancy.WithLifecycleLabels(this.Labels, this.Status.Initializers, nil)
+	if len(this.Status.Initializers) == 0 {
+		this.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+	}
+	return nil
 }
 
 // Validate implements admission.ValidationInterface.
@@ -81,7 +110,8 @@ func validateUpdate(old, this *corev1alpha1.LogicalCluster) error {
 		return fmt.Errorf("status.initializers do not equal spec.initializers")
 	case !toInitializing && initializing && !oldStatus.IsSuperset(newStatus):
 		return fmt.Errorf("status.initializers must not grow")
-	case !initializing && !oldStatus.Equal(newStatus):
+	case !initializing && old.Status.Phase != corev1alpha1.LogicalClusterPhaseInitializing && !oldStatus.Equal(newStatus):
+		// (The write that ends initialization may remove the last ones.)
 		return fmt.Errorf("status.initializers is immutable after initialization")
 	case old.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing && !initializing && len(this.Status.Initializers) > 0:
 		return fmt.Errorf("status.initializers is not empty")

@@ -10,10 +10,13 @@ import (
 	"sort"
 	"strings"
 
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
+
+	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
 // privilegedGroups may write every key: the system's own credentials.
@@ -89,10 +92,45 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, o admissi
 	if key, ok := reservedChange(obj.GetAnnotations(), oldAnnotations, allowedAnnotations); ok {
 		return admission.NewForbidden(a, fmt.Errorf("modification of reserved annotation: %q", key))
 	}
-	if key, ok := reservedChange(obj.GetLabels(), oldLabels, allowedLabels); ok {
+	labels := obj.GetLabels()
+	if lc, ok := a.GetObject().(*corev1alpha1.LogicalCluster); ok && initializerLabelsInStep(lc) {
+		// The labels the logicalcluster admission derived from the
+		// remaining initializers (whose change it checks): the system's.
+		labels, oldLabels = withoutLifecycleLabels(labels), withoutLifecycleLabels(oldLabels)
+	}
+	if key, ok := reservedChange(labels, oldLabels, allowedLabels); ok {
 		return admission.NewForbidden(a, fmt.Errorf("modification of reserved label: %q", key))
 	}
 	return nil
+}
+
+// initializerLabelsInStep reports whether a live LogicalCluster's
+// lifecycle labels are exactly those of its remaining initializers.
+func initializerLabelsInStep(lc *corev1alpha1.LogicalCluster) bool {
+	if lc.DeletionTimestamp != nil {
+		return false
+	}
+	want := tenancy.LifecycleLabels(lc.Status.Initializers, nil)
+	n := 0
+	for k, v := range lc.Labels {
+		if tenancy.IsLifecycleLabel(k) {
+			if w, ok := want[k]; !ok || w != v {
+				return false
+			}
+			n++
+		}
+	}
+	return n == len(want)
+}
+
+func withoutLifecycleLabels(labels map[string]string) map[string]string {
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		if !tenancy.IsLifecycleLabel(k) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // reservedChange returns the first (sorted) reserved key that was added,

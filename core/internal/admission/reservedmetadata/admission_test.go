@@ -4,10 +4,13 @@ import (
 	"context"
 	"testing"
 
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
+
+	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
 func TestReserved(t *testing.T) {
@@ -64,5 +67,28 @@ func TestValidate(t *testing.T) {
 		if got != tt.wantErr {
 			t.Errorf("%s: got %q, want %q", tt.name, got, tt.wantErr)
 		}
+	}
+}
+
+func TestValidateLifecycleLabelsInStep(t *testing.T) {
+	lc := func(labels map[string]string, inits ...corev1alpha1.LogicalClusterInitializer) *corev1alpha1.LogicalCluster {
+		return &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Labels: labels},
+			Status: corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseInitializing, Initializers: inits}}
+	}
+	validate := func(obj, old *corev1alpha1.LogicalCluster) error {
+		a := admission.NewAttributesRecord(obj, old, corev1alpha1.SchemeGroupVersion.WithKind("LogicalCluster"), "", "cluster",
+			corev1alpha1.Resource("logicalclusters").WithVersion("v1alpha1"), "status", admission.Update, &metav1.UpdateOptions{}, false,
+			&user.DefaultInfo{Name: "operator"})
+		return New().Validate(context.Background(), a, nil)
+	}
+	two := tenancy.LifecycleLabels([]corev1alpha1.LogicalClusterInitializer{"root:a", "root:b"}, nil)
+	one := tenancy.LifecycleLabels([]corev1alpha1.LogicalClusterInitializer{"root:b"}, nil)
+	// The label of an initializer that removed itself goes with it.
+	if err := validate(lc(one, "root:b"), lc(two, "root:a", "root:b")); err != nil {
+		t.Errorf("labels in step with the initializers refused: %v", err)
+	}
+	// A label that does not match the initializers left stays reserved.
+	if err := validate(lc(one, "root:a", "root:b"), lc(two, "root:a", "root:b")); err == nil {
+		t.Error("removing the label of a remaining initializer was accepted")
 	}
 }

@@ -60,6 +60,7 @@ func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader
 	deleteAll func(ctx context.Context, cluster string, def *apiextensionsv1.CustomResourceDefinition) error,
 	remaining func(ctx context.Context, cluster string, def *apiextensionsv1.CustomResourceDefinition) (Remaining, error),
 	bindingInformer, exportInformer cache.SharedIndexInformer, resolve func(path string) (string, bool), otherExports runner.Source) *Controller {
+	exportStore := exportInformer.GetStore()
 	return &Controller{
 		bindings: bindings, crds: crds, consumers: consumers,
 		bindingInformer: bindingInformer, exportInformer: exportInformer, otherExports: otherExports,
@@ -80,11 +81,18 @@ func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader
 		binding: &bindingReconciler{
 			resolve: resolve,
 			path:    index.Path,
+			// A local export comes from the informer whose changes wake
+			// its bindings, once it has its identity; schemas from the
+			// watch cache (they do not change).
 			getExport: func(ctx context.Context, cluster, name string) (*apisv1alpha2.APIExport, error) {
-				return exports.Get(ctx, cluster, "", name)
+				export, err := client.StoredOrLive(ctx, exportStore, exports, cluster, "", name)
+				if err == nil && export.Status.IdentityHash == "" {
+					return exports.Get(ctx, cluster, "", name)
+				}
+				return export, err
 			},
 			getSchema: func(ctx context.Context, cluster, name string) (*apisv1alpha1.APIResourceSchema, error) {
-				return schemas.Get(ctx, cluster, "", name)
+				return client.CachedOrLive(ctx, schemas, cluster, "", name)
 			},
 			listCRDs: crds.List,
 		},
@@ -132,7 +140,9 @@ func (c *Controller) Run(ctx context.Context) {
 
 func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
 	cluster, name := key.Cluster, key.Name
-	b, err := c.bindings.Get(ctx, cluster, "", name)
+	// From the informer, at least as fresh as the event that woke this key
+	// (a stale read ends in a conflict and another round).
+	b, err := client.StoredOrLive(ctx, c.bindingInformer.GetStore(), c.bindings, cluster, "", name)
 	if apierrors.IsNotFound(err) {
 		forget(c.crds, c.consumers, cluster, name)
 		return 0, nil

@@ -85,7 +85,10 @@ func (r *bindingReconciler) reconcile(ctx context.Context, cluster string, b *ap
 	b.Status.APIExportClusterName = exportCluster
 	b.Status.BoundResources = bound
 	b.Status.Phase = apisv1alpha2.APIBindingPhaseBound
-	b.Status.ExportPermissionClaims = export.Spec.PermissionClaims
+	b.Status.ExportPermissionClaims = nil // copies: export is the watch cache's
+	for _, pc := range export.Spec.PermissionClaims {
+		b.Status.ExportPermissionClaims = append(b.Status.ExportPermissionClaims, *pc.DeepCopy())
+	}
 	b.Status.AppliedPermissionClaims = nil
 	for _, claim := range b.Spec.PermissionClaims {
 		if claim.State == apisv1alpha2.ClaimAccepted && claimed(export, claim.PermissionClaim) {

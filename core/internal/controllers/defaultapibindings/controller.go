@@ -67,7 +67,7 @@ func (c *Controller) step(ctx context.Context, cluster string, lc *corev1alpha1.
 			if path == "" {
 				path = a.Path
 			}
-			b, err := c.Bindings.Get(ctx, cluster, "", ref.Export)
+			b, err := client.CachedOrLive(ctx, c.Bindings, cluster, "", ref.Export)
 			if apierrors.IsNotFound(err) {
 				var claims []apisv1alpha2.AcceptablePermissionClaim
 				claims, err = c.claims(ctx, path, ref.Export)

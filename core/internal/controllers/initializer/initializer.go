@@ -46,7 +46,10 @@ func (i *Initializer) Run(ctx context.Context, workers int) {
 
 func (i *Initializer) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
 	cluster := key.Cluster
-	lc, err := i.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
+	// From the index's informer, at least as fresh as the event that woke
+	// this key (a stale read ends in a conflict and another round). Steps
+	// must not change lc.
+	lc, err := client.StoredOrLive(ctx, i.Index.Informer().GetStore(), i.LogicalClusters, cluster, "", corev1alpha1.LogicalClusterName)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}
@@ -63,6 +66,11 @@ func (i *Initializer) reconcile(ctx context.Context, key runner.Key) (time.Durat
 	lc = lc.DeepCopy()
 	lc.Status.Initializers = initialization.EnsureInitializerAbsent(i.Name, lc.Status.Initializers)
 	lc.Labels = tenancy.WithLifecycleLabels(lc.Labels, lc.Status.Initializers, nil)
+	if len(lc.Status.Initializers) == 0 {
+		// The last one: Ready in the same write (the logicalcluster
+		// controller would make it Ready in a second one).
+		lc.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+	}
 	_, err = i.LogicalClusters.UpdateStatus(ctx, cluster, "", lc.Name, lc)
 	return 0, err
 }

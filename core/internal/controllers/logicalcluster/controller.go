@@ -76,7 +76,10 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
-	lc, err := c.logicalClusters.Get(ctx, key.Cluster, "", corev1alpha1.LogicalClusterName)
+	// From the index's informer, at least as fresh as the event that woke
+	// this key (a stale read ends in a conflict and another round); the
+	// steps copy before changing it.
+	lc, err := client.StoredOrLive(ctx, c.index.Informer().GetStore(), c.logicalClusters, key.Cluster, "", corev1alpha1.LogicalClusterName)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}

@@ -59,6 +59,10 @@ func New(workspaces client.Client[*tenancyv1alpha1.Workspace], logicalClusters c
 		if err != nil {
 			return nil, err
 		}
+		if on == local {
+			// The index's informer sends the events of local children.
+			return client.StoredOrLive(ctx, index.Informer().GetStore(), on.LogicalClusters, cluster, "", corev1alpha1.LogicalClusterName)
+		}
 		return on.LogicalClusters.Get(ctx, cluster, "", corev1alpha1.LogicalClusterName)
 	}
 	update := func(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) (*tenancyv1alpha1.Workspace, error) {
@@ -151,7 +155,11 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Duration, error) {
-	ws, err := c.workspaces.Get(ctx, key.Cluster, "", key.Name)
+	// Reads come from the informers' stores, at least as fresh as the
+	// events that woke this key (a stale read of our own last write ends
+	// in a conflict and another round). The objects are the stores': the
+	// steps copy before changing them.
+	ws, err := client.StoredOrLive(ctx, c.informer.GetStore(), c.workspaces, key.Cluster, "", key.Name)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}

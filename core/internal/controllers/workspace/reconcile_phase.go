@@ -28,6 +28,11 @@ func (r *phaseReconciler) reconcile(ctx context.Context, parent string, ws *tena
 	phase := lc.Status.Phase
 	if lc.DeletionTimestamp != nil {
 		phase = corev1alpha1.LogicalClusterPhaseTerminating
+	} else if phase == corev1alpha1.LogicalClusterPhaseInitializing && len(lc.Status.Initializers) == 0 {
+		// The last initializer is gone; the logicalcluster controller
+		// makes the cluster Ready next, and that is mirrored (one status
+		// write and event less per workspace than mirroring both).
+		return nil
 	}
 	if ws.Status.Phase == phase && slices.Equal(ws.Status.Initializers, lc.Status.Initializers) {
 		return nil

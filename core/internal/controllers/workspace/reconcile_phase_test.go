@@ -10,6 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// initializing is an Initializing workspace that still lists inits.
+func initializing(cluster string, inits ...corev1alpha1.LogicalClusterInitializer) *tenancyv1alpha1.Workspace {
+	ws := workspace(cluster, corev1alpha1.LogicalClusterPhaseInitializing, false)
+	ws.Status.Initializers = inits
+	return ws
+}
+
 func TestPhaseReconciler(t *testing.T) {
 	now := metav1.Now()
 	lc := func(phase corev1alpha1.LogicalClusterPhaseType, deleting bool, inits ...corev1alpha1.LogicalClusterInitializer) *corev1alpha1.LogicalCluster {
@@ -31,6 +38,8 @@ func TestPhaseReconciler(t *testing.T) {
 			lc(corev1alpha1.LogicalClusterPhaseReady, false), ""},
 		{"initializers changed: written", workspace("c1", corev1alpha1.LogicalClusterPhaseInitializing, false),
 			lc(corev1alpha1.LogicalClusterPhaseInitializing, false, "root:universal"), corev1alpha1.LogicalClusterPhaseInitializing},
+		{"last initializer gone: no write until the cluster is Ready", initializing("c1", "root:universal"),
+			lc(corev1alpha1.LogicalClusterPhaseInitializing, false), ""},
 		{"cluster being deleted: Terminating", workspace("c1", corev1alpha1.LogicalClusterPhaseReady, false),
 			lc(corev1alpha1.LogicalClusterPhaseReady, true), corev1alpha1.LogicalClusterPhaseTerminating},
 		{"cluster gone: no write", workspace("c1", corev1alpha1.LogicalClusterPhaseReady, false), nil, ""},

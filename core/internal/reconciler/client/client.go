@@ -13,8 +13,11 @@ package client
 import (
 	"context"
 
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Reader reads one resource.
@@ -41,4 +44,31 @@ type Writer[T runtime.Object] interface {
 type Client[T runtime.Object] interface {
 	Reader[T]
 	Writer[T]
+}
+
+// CachedOrLive reads an object from the watch cache, and from storage when
+// the cache does not hold it (yet): an object created a moment ago is
+// found either way. The object read from the cache is shared with it:
+// callers deep-copy before changing it.
+func CachedOrLive[T runtime.Object](ctx context.Context, r Reader[T], cluster, namespace, name string) (T, error) {
+	obj, err := r.GetCached(ctx, cluster, namespace, name)
+	if apierrors.IsNotFound(err) {
+		return r.Get(ctx, cluster, namespace, name)
+	}
+	return obj, err
+}
+
+// StoredOrLive reads an object from an informer's store (kcp's cluster
+// keys), and from storage when the store does not hold it. A controller
+// reading what its informers' events name this way sees at least the
+// version of the event (the watch cache may lag an informer that watches
+// etcd directly). The object is the store's: callers deep-copy before
+// changing it.
+func StoredOrLive[T runtime.Object](ctx context.Context, store cache.Store, r Reader[T], cluster, namespace, name string) (T, error) {
+	if obj, ok, err := store.GetByKey(kcpcache.ToClusterAwareKey(cluster, namespace, name)); err == nil && ok {
+		if t, ok := obj.(T); ok {
+			return t, nil
+		}
+	}
+	return r.Get(ctx, cluster, namespace, name)
 }

@@ -38,6 +38,9 @@ func New(name string, workers int, r Reconcile) *Runner {
 			workqueue.TypedRateLimitingQueueConfig[Key]{Name: name})}
 }
 
+// conflictRetry is when a key whose write met a conflict is looked at again.
+const conflictRetry = 50 * time.Millisecond
+
 // Add enqueues key.
 func (r *Runner) Add(key Key) { r.queue.Add(key) }
 
@@ -67,9 +70,14 @@ func (r *Runner) work(ctx context.Context) {
 		requeue, err := r.Reconcile(klog.NewContext(ctx, logger), key)
 		switch {
 		case apierrors.IsConflict(err):
-			// Somebody wrote first; the next round reads their version.
+			// Somebody wrote first (or the reconcile read an informer not
+			// yet holding its own last write); the next round reads their
+			// version. The newer version's event wakes the key anyway; the
+			// short retry is not rate limited, so conflicts never queue
+			// behind the error backoff's bucket (10/s for the whole queue).
 			logger.V(4).Info("Reconcile conflict")
-			r.queue.AddRateLimited(key)
+			r.queue.Forget(key)
+			r.queue.AddAfter(key, conflictRetry)
 		case err != nil:
 			logger.Error(err, "Reconcile failed")
 			r.queue.AddRateLimited(key)
