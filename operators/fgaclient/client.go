@@ -238,10 +238,25 @@ func (c *Client) WriteModelIfChanged(ctx context.Context, storeID, currentID str
 	return resp.AuthorizationModelId, true, nil
 }
 
+// modelOf is the id of the model this client last wrote to (or found
+// current in) the store; nil when it knows none.
+func (c *Client) modelOf(storeID string) *string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.written[storeID]; ok && m.id != "" {
+		id := m.id
+		return &id
+	}
+	return nil
+}
+
 // Write adds and deletes tuples; tuples already there (or already gone)
-// are no error. Large sets go in several calls.
+// are no error. Large sets go in several calls. Writes name the store's
+// model when this client knows it, which spares OpenFGA looking up the
+// store's latest model for each call.
 func (c *Client) Write(ctx context.Context, storeID string, add, remove []v1alpha1.Tuple) error {
 	ignore := "ignore"
+	model := c.modelOf(storeID)
 	// OpenFGA refuses a call that names one tuple twice.
 	add, remove = unique(add), unique(remove)
 	for len(add) > 0 {
@@ -251,7 +266,7 @@ func (c *Client) Write(ctx context.Context, storeID string, add, remove []v1alph
 			keys = append(keys, openfga.TupleKey{Object: t.Object, Relation: t.Relation, User: t.User})
 		}
 		if _, _, err := c.api.OpenFgaApi.Write(ctx, storeID).Body(openfga.WriteRequest{
-			Writes: &openfga.WriteRequestWrites{TupleKeys: keys, OnDuplicate: &ignore},
+			Writes: &openfga.WriteRequestWrites{TupleKeys: keys, OnDuplicate: &ignore}, AuthorizationModelId: model,
 		}).Execute(); err != nil {
 			return fmt.Errorf("writing %d tuples to store %s: %w", n, storeID, err)
 		}
@@ -264,7 +279,7 @@ func (c *Client) Write(ctx context.Context, storeID string, add, remove []v1alph
 			keys = append(keys, openfga.TupleKeyWithoutCondition{Object: t.Object, Relation: t.Relation, User: t.User})
 		}
 		if _, _, err := c.api.OpenFgaApi.Write(ctx, storeID).Body(openfga.WriteRequest{
-			Deletes: &openfga.WriteRequestDeletes{TupleKeys: keys, OnMissing: &ignore},
+			Deletes: &openfga.WriteRequestDeletes{TupleKeys: keys, OnMissing: &ignore}, AuthorizationModelId: model,
 		}).Execute(); err != nil {
 			return fmt.Errorf("deleting %d tuples from store %s: %w", n, storeID, err)
 		}

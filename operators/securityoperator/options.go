@@ -37,6 +37,8 @@ type Options struct {
 	// credential for the WorkspaceType and its lifecycle virtual
 	// workspaces (default: --kubeconfig).
 	LifecycleKubeconfig, LifecycleContext string
+	// Profiling serves Go's pprof under /debug/pprof/ on the metrics address.
+	Profiling bool
 }
 
 // NewOptions returns the defaults.
@@ -70,6 +72,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		"kubeconfig for reading --workspace-type and using its initializing and terminating virtual workspaces (default: --kubeconfig); "+
 			"needed while the core accepts a ServiceAccount token only in the ServiceAccount's own workspace")
 	fs.StringVar(&o.LifecycleContext, "lifecycle-context", o.LifecycleContext, "context in --lifecycle-kubeconfig")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go's pprof profiles under /debug/pprof/ on --metrics-bind-address")
 	fs.DurationVar(&o.WaitForURL, "wait-for-endpoint", o.WaitForURL, "how long to wait at start for the endpoint slice's and the workspace type's URLs")
 }
 

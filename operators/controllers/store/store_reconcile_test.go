@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -218,4 +219,57 @@ func TestDeletionStep(t *testing.T) {
 	if res := step.reconcile(context.Background(), s); !res.done {
 		t.Fatal("deletion of a Store without a store waited")
 	}
+}
+
+// TestModelStepComposesOnlyWhenChanged: a Store looked at again with the
+// same modules, and still on the model written for them, is neither
+// composed nor written again; a changed module, a store whose model id is
+// not the one written, or a new OpenFGA store are.
+func TestModelStepComposesOnlyWhenChanged(t *testing.T) {
+	widget := fga.ResourceModule(fga.Resource{Group: "example.com", Plural: "widgets", Singular: "widget"})
+	gadget := fga.ResourceModule(fga.Resource{Group: "example.com", Plural: "gadgets", Singular: "gadget"})
+	models := []corev1alpha1.AuthorizationModel{am("widgets", "p1", "orgs1", widget, 100)}
+	writes := 0
+	step := &modelStep{
+		listModels: func(context.Context) ([]corev1alpha1.AuthorizationModel, error) {
+			out := make([]corev1alpha1.AuthorizationModel, len(models))
+			for i := range models {
+				models[i].DeepCopyInto(&out[i])
+			}
+			return out, nil
+		},
+		writeModel: func(_ context.Context, storeID, current string, m *openfgav1.AuthorizationModel) (string, bool, error) {
+			writes++
+			return fmt.Sprintf("M%d", writes), true, nil
+		},
+		updateModel: func(context.Context, string, *corev1alpha1.AuthorizationModel) error { return nil },
+	}
+	s := newState()
+	s.store.Status.StoreID = "S1"
+	run := func(want int, what string) {
+		t.Helper()
+		if res := step.reconcile(context.Background(), s); !res.done {
+			t.Fatalf("%s: model step stopped: %v", what, s.store.Status.Conditions)
+		}
+		if writes != want {
+			t.Fatalf("%s: %d model writes, want %d", what, writes, want)
+		}
+		if s.store.Status.AuthorizationModelID != fmt.Sprintf("M%d", writes) {
+			t.Fatalf("%s: model id %q after %d writes", what, s.store.Status.AuthorizationModelID, writes)
+		}
+		if len(s.models) != 1 || s.models[0].Name != "widgets" {
+			t.Fatalf("%s: models in the store: %v", what, s.models)
+		}
+	}
+	run(1, "first")
+	run(1, "unchanged")
+	models[0].Spec.Model = gadget
+	run(2, "module changed")
+	run(2, "unchanged again")
+	s.store.Status.AuthorizationModelID = ""
+	run(3, "model id reset")
+	s.store.Status.StoreID = "S2"
+	run(4, "new OpenFGA store")
+	step.forget(s)
+	run(5, "after the Store was deleted")
 }
