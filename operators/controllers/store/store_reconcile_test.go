@@ -40,6 +40,24 @@ func TestStoreStep(t *testing.T) {
 			t.Fatal("an existing store did not pass")
 		}
 	})
+	t.Run("a store found is not looked up again at every resync", func(t *testing.T) {
+		s := newState()
+		s.store.Status.StoreID = "S1"
+		lookups := 0
+		step := &storeStep{exists: func(context.Context, string) (bool, error) { lookups++; return true, nil }}
+		for range 3 {
+			if res := step.reconcile(context.Background(), s); !res.done {
+				t.Fatal("an existing store did not pass")
+			}
+		}
+		if lookups != 1 {
+			t.Fatalf("%d lookups of a store found a moment ago, want 1", lookups)
+		}
+		s.store.Status.StoreID = "S2"
+		if step.reconcile(context.Background(), s); lookups != 2 {
+			t.Fatalf("another store id was not looked up (%d lookups)", lookups)
+		}
+	})
 	t.Run("store gone: a new one, model and tuples reset", func(t *testing.T) {
 		s := newState()
 		s.store.Status = corev1alpha1.StoreStatus{StoreID: "OLD", AuthorizationModelID: "M", ManagedTuples: []corev1alpha1.Tuple{{Object: "a:b", Relation: "r", User: "user:x"}}}
