@@ -59,6 +59,12 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
+	if c.OpenFGAGRPC != "" {
+		if err := fgaClient.UseGRPC(c.OpenFGAGRPC); err != nil {
+			return err
+		}
+		defer fgaClient.Close()
+	}
 	metrics := metricsserver.Options{BindAddress: c.MetricsAddr}
 	if c.Profiling {
 		metrics.ExtraHandlers = command.ProfilingHandlers()
@@ -247,7 +253,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	for _, w := range watchers {
 		go func() { _ = w.Run(ctx) }()
 	}
-	log.Info("starting", "virtualWorkspace", kit.URL, "openfga", c.OpenFGAURL, "workspaceType", c.WorkspaceType,
+	log.Info("starting", "virtualWorkspace", kit.URL, "openfga", c.OpenFGAURL, "openfgaGRPC", c.OpenFGAGRPC, "workspaceType", c.WorkspaceType,
 		"metrics", c.MetricsAddr, "health", c.HealthAddr)
 	return mgr.Start(ctx)
 }
