@@ -83,7 +83,9 @@ func New(url string) (*Client, error) {
 // UseGRPC sends tuple writes over OpenFGA's gRPC API at addr (host:port,
 // plaintext, as the platform's own OpenFGA serves it on the loopback):
 // OpenFGA's HTTP API is a gateway that forwards each call to its gRPC
-// server, which costs it about three times the CPU per write.
+// server (measured: 0.6-1.6 ms of OpenFGA's CPU per call; a write with
+// the platform's model costs it 4-5 ms in all, most of it building the
+// model's type system again for each call).
 func (c *Client) UseGRPC(addr string) error {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -69,7 +69,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.EndpointSlice, "kcp-api-export-endpoint-slice-name", o.EndpointSlice, "name of the APIExportEndpointSlice in --workspace")
 	fs.StringVar(&o.OpenFGAURL, "openfga-url", o.OpenFGAURL, "OpenFGA's HTTP API, e.g. http://openfga:8080 (default $OPENFGA_URL)")
 	fs.StringVar(&o.OpenFGAGRPC, "openfga-grpc-addr", o.OpenFGAGRPC,
-		"OpenFGA's gRPC API, host:port without TLS (default $OPENFGA_GRPC_ADDR): tuple writes go there, at a third of OpenFGA's CPU per call of its HTTP gateway; empty: all over --openfga-url")
+		"OpenFGA's gRPC API, host:port without TLS (default $OPENFGA_GRPC_ADDR): tuple writes go there, sparing OpenFGA its HTTP gateway; empty: all over --openfga-url")
 	fs.StringVar(&o.WorkspaceType, "workspace-type", o.WorkspaceType,
 		"the WorkspaceType, <path>:<name>, whose initializer and terminator this operator is (org and account extend it)")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of /metrics (0 turns it off)")

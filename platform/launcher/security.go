@@ -136,7 +136,7 @@ func securityOperatorComponent(c *Config) Component {
 		comp.Env = []platformenv.Entry{{Key: "OPENFGA_URL", Value: c.ExternalOpenFGA}}
 	} else {
 		// Tuple writes (one per account) over the platform's OpenFGA's
-		// gRPC port: a third of its CPU per call of the HTTP gateway.
+		// gRPC port, sparing it its HTTP gateway.
 		// (Before the extra arguments, which may replace it.)
 		comp.Args = append([]string{"--openfga-grpc-addr", fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetOpenFGAGRPC)}, comp.Args...)
 	}
