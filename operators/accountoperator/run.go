@@ -3,8 +3,6 @@ package accountoperator
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/pprof"
 	"runtime/debug"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+	"github.com/meshplane/meshplane/operators/command"
 	"github.com/meshplane/meshplane/operators/controllers/account"
 	"github.com/meshplane/meshplane/operators/controllers/accountinfo"
 	"github.com/meshplane/meshplane/providers/manager"
@@ -54,13 +53,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	metrics := metricsserver.Options{BindAddress: c.MetricsAddr}
 	if c.Profiling {
-		metrics.ExtraHandlers = map[string]http.Handler{
-			"/debug/pprof/":        http.HandlerFunc(pprof.Index),
-			"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
-			"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
-			"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
-			"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
-		}
+		metrics.ExtraHandlers = command.ProfilingHandlers()
 	}
 	kit, err := manager.New(ctx, c.Provider, manager.Options{
 		EndpointSlice: c.EndpointSlice,

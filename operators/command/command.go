@@ -8,6 +8,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/pprof"
 	"os"
 
 	"github.com/go-logr/logr"
@@ -47,5 +49,17 @@ func Main[C any](name string, o Options[C], run func(context.Context, C, logr.Lo
 	if err := run(ctrl.SetupSignalHandler(), c, log.WithName(name)); err != nil {
 		log.Error(err, name+" failed")
 		os.Exit(1)
+	}
+}
+
+// ProfilingHandlers are Go's pprof endpoints under /debug/pprof/, for an
+// operator's metrics server (its --profiling flag).
+func ProfilingHandlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+		"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
 	}
 }

@@ -15,6 +15,8 @@ import (
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	openfga "github.com/openfga/go-sdk"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -27,6 +29,9 @@ const maxTuplesPerWrite = 100
 // Client talks to one OpenFGA server.
 type Client struct {
 	api *openfga.APIClient
+	// rpc, when set (UseGRPC), carries the tuple writes.
+	rpc  openfgav1.OpenFGAServiceClient
+	conn *grpc.ClientConn
 
 	// written remembers, per store, the model id and content hash this
 	// client last wrote or found equal, so an unchanged model costs no
@@ -73,6 +78,51 @@ func New(url string) (*Client, error) {
 		return nil, fmt.Errorf("openfga client for %s: %w", url, err)
 	}
 	return &Client{api: openfga.NewAPIClient(cfg)}, nil
+}
+
+// UseGRPC sends tuple writes over OpenFGA's gRPC API at addr (host:port,
+// plaintext, as the platform's own OpenFGA serves it on the loopback):
+// OpenFGA's HTTP API is a gateway that forwards each call to its gRPC
+// server (measured: 0.6-1.6 ms of OpenFGA's CPU per call; a write with
+// the platform's model costs it 4-5 ms in all, most of it building the
+// model's type system again for each call).
+func (c *Client) UseGRPC(addr string) error {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("openfga gRPC client for %s: %w", addr, err)
+	}
+	c.rpc, c.conn = openfgav1.NewOpenFGAServiceClient(conn), conn
+	return nil
+}
+
+// Close closes the gRPC connection, if any.
+func (c *Client) Close() error {
+	if c.conn != nil {
+		return c.conn.Close()
+	}
+	return nil
+}
+
+// writeRPC is one Write call over gRPC.
+func (c *Client) writeRPC(ctx context.Context, storeID string, model *string, add, remove []v1alpha1.Tuple) error {
+	req := &openfgav1.WriteRequest{StoreId: storeID}
+	if model != nil {
+		req.AuthorizationModelId = *model
+	}
+	if len(add) > 0 {
+		req.Writes = &openfgav1.WriteRequestWrites{OnDuplicate: "ignore"}
+		for _, t := range add {
+			req.Writes.TupleKeys = append(req.Writes.TupleKeys, &openfgav1.TupleKey{Object: t.Object, Relation: t.Relation, User: t.User})
+		}
+	}
+	if len(remove) > 0 {
+		req.Deletes = &openfgav1.WriteRequestDeletes{OnMissing: "ignore"}
+		for _, t := range remove {
+			req.Deletes.TupleKeys = append(req.Deletes.TupleKeys, &openfgav1.TupleKeyWithoutCondition{Object: t.Object, Relation: t.Relation, User: t.User})
+		}
+	}
+	_, err := c.rpc.Write(ctx, req)
+	return err
 }
 
 // notFound reports a 404 (or OpenFGA's "store not found" 400s) answer.
@@ -238,20 +288,42 @@ func (c *Client) WriteModelIfChanged(ctx context.Context, storeID, currentID str
 	return resp.AuthorizationModelId, true, nil
 }
 
+// modelOf is the id of the model this client last wrote to (or found
+// current in) the store; nil when it knows none.
+func (c *Client) modelOf(storeID string) *string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.written[storeID]; ok && m.id != "" {
+		id := m.id
+		return &id
+	}
+	return nil
+}
+
 // Write adds and deletes tuples; tuples already there (or already gone)
-// are no error. Large sets go in several calls.
+// are no error. Large sets go in several calls. Writes name the store's
+// model when this client knows it, which spares OpenFGA looking up the
+// store's latest model for each call.
 func (c *Client) Write(ctx context.Context, storeID string, add, remove []v1alpha1.Tuple) error {
 	ignore := "ignore"
+	model := c.modelOf(storeID)
 	// OpenFGA refuses a call that names one tuple twice.
 	add, remove = unique(add), unique(remove)
 	for len(add) > 0 {
 		n := min(len(add), maxTuplesPerWrite)
+		if c.rpc != nil {
+			if err := c.writeRPC(ctx, storeID, model, add[:n], nil); err != nil {
+				return fmt.Errorf("writing %d tuples to store %s: %w", n, storeID, err)
+			}
+			add = add[n:]
+			continue
+		}
 		keys := make([]openfga.TupleKey, 0, n)
 		for _, t := range add[:n] {
 			keys = append(keys, openfga.TupleKey{Object: t.Object, Relation: t.Relation, User: t.User})
 		}
 		if _, _, err := c.api.OpenFgaApi.Write(ctx, storeID).Body(openfga.WriteRequest{
-			Writes: &openfga.WriteRequestWrites{TupleKeys: keys, OnDuplicate: &ignore},
+			Writes: &openfga.WriteRequestWrites{TupleKeys: keys, OnDuplicate: &ignore}, AuthorizationModelId: model,
 		}).Execute(); err != nil {
 			return fmt.Errorf("writing %d tuples to store %s: %w", n, storeID, err)
 		}
@@ -259,12 +331,19 @@ func (c *Client) Write(ctx context.Context, storeID string, add, remove []v1alph
 	}
 	for len(remove) > 0 {
 		n := min(len(remove), maxTuplesPerWrite)
+		if c.rpc != nil {
+			if err := c.writeRPC(ctx, storeID, model, nil, remove[:n]); err != nil {
+				return fmt.Errorf("deleting %d tuples from store %s: %w", n, storeID, err)
+			}
+			remove = remove[n:]
+			continue
+		}
 		keys := make([]openfga.TupleKeyWithoutCondition, 0, n)
 		for _, t := range remove[:n] {
 			keys = append(keys, openfga.TupleKeyWithoutCondition{Object: t.Object, Relation: t.Relation, User: t.User})
 		}
 		if _, _, err := c.api.OpenFgaApi.Write(ctx, storeID).Body(openfga.WriteRequest{
-			Deletes: &openfga.WriteRequestDeletes{TupleKeys: keys, OnMissing: &ignore},
+			Deletes: &openfga.WriteRequestDeletes{TupleKeys: keys, OnMissing: &ignore}, AuthorizationModelId: model,
 		}).Execute(); err != nil {
 			return fmt.Errorf("deleting %d tuples from store %s: %w", n, storeID, err)
 		}

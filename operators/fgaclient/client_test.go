@@ -132,3 +132,48 @@ func TestClient(t *testing.T) {
 		t.Fatalf("stores after deletion = %v, %v", stores, err)
 	}
 }
+
+// TestWriteOverGRPC: with UseGRPC tuples are written and deleted through
+// OpenFGA's gRPC API, idempotently, and checks over HTTP follow them.
+func TestWriteOverGRPC(t *testing.T) {
+	srv := openfga.Start(t, openfga.Options{})
+	ctx := context.Background()
+	c, err := fgaclient.New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.UseGRPC(srv.GRPC); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	id, err := c.CreateStore(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, _ := coreModel(t)
+	if _, _, err := c.WriteModelIfChanged(ctx, id, "", model); err != nil {
+		t.Fatal(err)
+	}
+	org := fga.AccountObject("orgs", "acme")
+	owner := v1alpha1.Tuple{Object: org, Relation: "owner", User: "user:alice"}
+	tuples := fga.AccountTuples("orgs", "acme", "alice", "", "")
+	for range 2 {
+		if err := c.Write(ctx, id, tuples, nil); err != nil {
+			t.Fatalf("writing (again) over gRPC: %v", err)
+		}
+	}
+	if ok, err := c.Check(ctx, id, owner); err != nil || !ok {
+		t.Fatalf("alice owns acme = %v, %v after the gRPC write", ok, err)
+	}
+	for range 2 {
+		if err := c.Write(ctx, id, nil, tuples); err != nil {
+			t.Fatalf("deleting (again) over gRPC: %v", err)
+		}
+	}
+	if ok, err := c.Check(ctx, id, owner); err != nil || ok {
+		t.Fatalf("alice owns acme = %v, %v after the gRPC delete", ok, err)
+	}
+	if err := c.Write(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV", tuples, nil); err == nil {
+		t.Fatal("a write to a store that does not exist passed")
+	}
+}

@@ -80,7 +80,19 @@ type Watcher struct {
 	// lcs are the latest LogicalClusters seen carrying the id (from the
 	// list and watch), so handling one needs no GET of it.
 	lcs map[string]*kcpcorev1alpha1.LogicalCluster
+	// clients are the clients of the clusters in lcs, made at their first
+	// handling and kept until the cluster is released.
+	clients map[string]client.Client
+	// released are the clusters this watcher released, and when: an
+	// initializer (terminator) once removed never comes back, so a late
+	// event or retry of a released cluster needs neither handling nor a
+	// GET of its LogicalCluster (which the virtual workspace then refuses).
+	released map[string]time.Time
 }
+
+// releasedFor is how long a released cluster is remembered: longer than
+// any retry of it can be pending.
+const releasedFor = 10 * time.Minute
 
 // Requeue handles cluster again soon if it carries the id (e.g. when
 // something the handler waits for appeared); other clusters are ignored.
@@ -98,13 +110,32 @@ func (w *Watcher) seen(cluster string, lc *kcpcorev1alpha1.LogicalCluster, delet
 	carries := !deleted && w.carries(lc)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if _, done := w.released[cluster]; done {
+		// An event from before the release.
+		carries = false
+	}
 	if carries {
 		w.lcs[cluster] = lc
 	} else {
 		delete(w.lcs, cluster)
+		delete(w.clients, cluster)
 	}
 	return carries
 }
+
+// Path returns the workspace path (kcp.io/path) of a cluster the watcher
+// follows, from the LogicalCluster its list or watch delivered.
+func (w *Watcher) Path(cluster string) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if lc := w.lcs[cluster]; lc != nil && lc.Annotations[PathAnnotation] != "" {
+		return lc.Annotations[PathAnnotation], true
+	}
+	return "", false
+}
+
+// PathAnnotation is kcp's annotation of a LogicalCluster's workspace path.
+const PathAnnotation = "kcp.io/path"
 
 // cached returns a copy of the latest LogicalCluster seen for cluster.
 func (w *Watcher) cached(cluster string) *kcpcorev1alpha1.LogicalCluster {
@@ -121,6 +152,43 @@ func (w *Watcher) forget(cluster string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.lcs, cluster)
+}
+
+// release records that the cluster is released: it is followed no more.
+func (w *Watcher) release(cluster string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.lcs, cluster)
+	delete(w.clients, cluster)
+	w.released[cluster] = time.Now()
+}
+
+// isReleased reports a cluster this watcher released.
+func (w *Watcher) isReleased(cluster string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.released[cluster]
+	return ok
+}
+
+// clientFor returns the cluster's client, made once while it is followed.
+func (w *Watcher) clientFor(cluster string) (client.Client, error) {
+	w.mu.Lock()
+	c := w.clients[cluster]
+	w.mu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	c, err := client.New(w.configFor(cluster), client.Options{Scheme: w.Scheme, HTTPClient: w.http, Mapper: w.Mapper})
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	if w.lcs[cluster] != nil {
+		w.clients[cluster] = c
+	}
+	w.mu.Unlock()
+	return c, nil
 }
 
 func (w *Watcher) configFor(cluster string) *rest.Config {
@@ -153,6 +221,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: string(w.Kind) + "-" + w.ID})
 	w.mu.Lock()
 	w.q, w.lcs = q, map[string]*kcpcorev1alpha1.LogicalCluster{}
+	w.clients, w.released = map[string]client.Client{}, map[string]time.Time{}
 	w.mu.Unlock()
 	go func() {
 		<-ctx.Done()
@@ -195,6 +264,12 @@ func (w *Watcher) listWatch(ctx context.Context, wild client.WithWatch, q workqu
 	for c := range w.lcs {
 		if !listed[c] {
 			delete(w.lcs, c)
+			delete(w.clients, c)
+		}
+	}
+	for c, at := range w.released {
+		if time.Since(at) > releasedFor {
+			delete(w.released, c)
 		}
 	}
 	w.mu.Unlock()
@@ -246,7 +321,11 @@ func (w *Watcher) work(ctx context.Context, q workqueue.TypedRateLimitingInterfa
 
 // handle runs the handler for one cluster and releases it when done.
 func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, error) {
-	c, err := client.New(w.configFor(cluster), client.Options{Scheme: w.Scheme, HTTPClient: w.http, Mapper: w.Mapper})
+	if w.isReleased(cluster) {
+		// A retry or event queued before the release.
+		return 0, nil
+	}
+	c, err := w.clientFor(cluster)
 	if err != nil {
 		return 0, err
 	}
@@ -285,13 +364,16 @@ func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, er
 			lc.Status.Terminators = slices.DeleteFunc(lc.Status.Terminators, func(i kcpcorev1alpha1.LogicalClusterTerminator) bool { return string(i) == w.ID })
 		}
 		err := c.Status().Update(ctx, lc)
-		w.forget(cluster)
 		if err == nil {
+			w.release(cluster)
 			break
 		}
 		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			// Gone, or no longer initializing (terminating).
+			w.release(cluster)
 			return 0, nil
 		}
+		w.forget(cluster)
 		if !apierrors.IsConflict(err) || attempt == releaseAttempts {
 			return 0, fmt.Errorf("releasing the workspace: %w", err)
 		}

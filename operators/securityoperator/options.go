@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -27,6 +28,9 @@ type Options struct {
 	EndpointSlice string
 	// OpenFGAURL is OpenFGA's HTTP API.
 	OpenFGAURL string
+	// OpenFGAGRPC, when set, is OpenFGA's gRPC API (host:port, plaintext):
+	// tuple writes go there.
+	OpenFGAGRPC string
 	// WorkspaceType is the lifecycle type, "<path>:<name>" (root:security).
 	WorkspaceType string
 	MetricsAddr   string
@@ -37,6 +41,8 @@ type Options struct {
 	// credential for the WorkspaceType and its lifecycle virtual
 	// workspaces (default: --kubeconfig).
 	LifecycleKubeconfig, LifecycleContext string
+	// Profiling serves Go's pprof under /debug/pprof/ on the metrics address.
+	Profiling bool
 }
 
 // NewOptions returns the defaults.
@@ -46,6 +52,7 @@ func NewOptions() *Options {
 		Workspace:     "root:platform-mesh-system",
 		EndpointSlice: "core.platform-mesh.io",
 		OpenFGAURL:    os.Getenv("OPENFGA_URL"),
+		OpenFGAGRPC:   os.Getenv("OPENFGA_GRPC_ADDR"),
 		WorkspaceType: "root:security",
 		MetricsAddr:   "127.0.0.1:8080",
 		HealthAddr:    "127.0.0.1:8081",
@@ -61,6 +68,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Workspace, "workspace", o.Workspace, "path of the provider workspace that exports core.platform-mesh.io")
 	fs.StringVar(&o.EndpointSlice, "kcp-api-export-endpoint-slice-name", o.EndpointSlice, "name of the APIExportEndpointSlice in --workspace")
 	fs.StringVar(&o.OpenFGAURL, "openfga-url", o.OpenFGAURL, "OpenFGA's HTTP API, e.g. http://openfga:8080 (default $OPENFGA_URL)")
+	fs.StringVar(&o.OpenFGAGRPC, "openfga-grpc-addr", o.OpenFGAGRPC,
+		"OpenFGA's gRPC API, host:port without TLS (default $OPENFGA_GRPC_ADDR): tuple writes go there, sparing OpenFGA its HTTP gateway; empty: all over --openfga-url")
 	fs.StringVar(&o.WorkspaceType, "workspace-type", o.WorkspaceType,
 		"the WorkspaceType, <path>:<name>, whose initializer and terminator this operator is (org and account extend it)")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of /metrics (0 turns it off)")
@@ -70,6 +79,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		"kubeconfig for reading --workspace-type and using its initializing and terminating virtual workspaces (default: --kubeconfig); "+
 			"needed while the core accepts a ServiceAccount token only in the ServiceAccount's own workspace")
 	fs.StringVar(&o.LifecycleContext, "lifecycle-context", o.LifecycleContext, "context in --lifecycle-kubeconfig")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go's pprof profiles under /debug/pprof/ on --metrics-bind-address")
 	fs.DurationVar(&o.WaitForURL, "wait-for-endpoint", o.WaitForURL, "how long to wait at start for the endpoint slice's and the workspace type's URLs")
 }
 
@@ -84,6 +94,11 @@ func (o *Options) Validate() error {
 	}
 	if u, err := url.Parse(o.OpenFGAURL); o.OpenFGAURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("--openfga-url %q must be OpenFGA's HTTP API URL (http[s]://host:port)", o.OpenFGAURL))
+	}
+	if o.OpenFGAGRPC != "" {
+		if _, port, err := net.SplitHostPort(o.OpenFGAGRPC); err != nil || port == "" {
+			errs = append(errs, fmt.Errorf("--openfga-grpc-addr %q must be host:port", o.OpenFGAGRPC))
+		}
 	}
 	if i := strings.LastIndex(o.WorkspaceType, ":"); i <= 0 || i == len(o.WorkspaceType)-1 {
 		errs = append(errs, fmt.Errorf("--workspace-type %q must be <workspace path>:<name>", o.WorkspaceType))

@@ -3,6 +3,7 @@ package securityoperator
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -11,7 +12,6 @@ import (
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -26,6 +26,7 @@ import (
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/apis/fga"
+	"github.com/meshplane/meshplane/operators/command"
 	"github.com/meshplane/meshplane/operators/controllers/security"
 	"github.com/meshplane/meshplane/operators/controllers/store"
 	"github.com/meshplane/meshplane/operators/fgaclient"
@@ -58,17 +59,44 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
+	if c.OpenFGAGRPC != "" {
+		if err := fgaClient.UseGRPC(c.OpenFGAGRPC); err != nil {
+			return err
+		}
+		defer fgaClient.Close()
+	}
+	metrics := metricsserver.Options{BindAddress: c.MetricsAddr}
+	if c.Profiling {
+		metrics.ExtraHandlers = command.ProfilingHandlers()
+	}
+	// The lifecycle watchers, set before the manager starts: the paths of
+	// the workspaces they follow need no request.
+	var followed atomic.Pointer[[]*lifecycle.Watcher]
+	lookup := manager.LogicalClusterPath(c.Lifecycle)
+	resolve := func(ctx context.Context, cluster string) (string, error) {
+		if ws := followed.Load(); ws != nil {
+			for _, w := range *ws {
+				if p, ok := w.Path(cluster); ok {
+					return p, nil
+				}
+			}
+		}
+		return lookup(ctx, cluster)
+	}
 	kit, err := manager.New(ctx, c.Provider, manager.Options{
 		EndpointSlice: c.EndpointSlice,
 		Scheme:        scheme,
 		Log:           log,
 		WaitForURL:    c.WaitForURL,
-		// Workspace paths (a Store referenced as root:orgs) are read from
-		// the LogicalClusters with the lifecycle credential: the scoped
-		// one reaches neither them nor other workspaces directly.
-		Resolve: manager.LogicalClusterPath(c.Lifecycle),
+		// Workspace paths (a Store referenced as root:orgs) come from the
+		// LogicalClusters the lifecycle watchers follow (every new account
+		// workspace: while it initializes the core refuses to read its
+		// LogicalCluster directly), else are read with the lifecycle
+		// credential: the scoped one reaches neither them nor other
+		// workspaces directly.
+		Resolve: resolve,
 		Manager: ctrlmanager.Options{
-			Metrics:                 metricsserver.Options{BindAddress: c.MetricsAddr},
+			Metrics:                 metrics,
 			HealthProbeBindAddress:  c.HealthAddr,
 			GracefulShutdownTimeout: ptr.To(30 * time.Second),
 		},
@@ -103,9 +131,23 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		}
 		return cl.GetClient(), nil
 	}
+	// Accounts, Stores and AccountInfos are read from the shared informers
+	// (no engaged cluster needed; the Account informer is made here, the
+	// others by their controller and watch below), else through the
+	// cluster's client. Their objects are the informers': copied.
+	dispatch := kit.Provider.Dispatch()
+	if err := dispatch.Watch(&corev1alpha1.Account{}, toolscache.ResourceEventHandlerFuncs{},
+		func(err error) { log.Error(err, "following Accounts") }); err != nil {
+		return err
+	}
 	deps := security.Deps{
 		CoreModule: fga.CoreModule,
 		GetAccount: func(ctx context.Context, cluster, name string) (*corev1alpha1.Account, error) {
+			if o, ok := dispatch.Get(&corev1alpha1.Account{}, cluster, name); ok {
+				if acc, ok := o.(*corev1alpha1.Account); ok {
+					return acc.DeepCopy(), nil
+				}
+			}
 			cl, err := exported(ctx, cluster)
 			if err != nil {
 				return nil, err
@@ -114,6 +156,11 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 			return acc, cl.Get(ctx, client.ObjectKey{Name: name}, acc)
 		},
 		GetStore: func(ctx context.Context, cluster, name string) (*corev1alpha1.Store, error) {
+			if o, ok := dispatch.Get(&corev1alpha1.Store{}, cluster, name); ok {
+				if st, ok := o.(*corev1alpha1.Store); ok {
+					return st.DeepCopy(), nil
+				}
+			}
 			cl, err := exported(ctx, cluster)
 			if err != nil {
 				return nil, err
@@ -135,22 +182,17 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 			}
 			return cl.Delete(ctx, st, client.Preconditions{UID: &st.UID})
 		},
-		// From the cache (the export's virtual workspace serves initializing
-		// workspaces that bind it); a workspace not engaged yet is read
-		// through the lifecycle client.
+		// From the shared informer (the export's virtual workspace serves
+		// initializing workspaces that bind it), engaged or not: one not
+		// there yet is waited for, its arrival handles the workspace again
+		// (the watch below).
 		AccountInfo: func(ctx context.Context, cluster string) (*corev1alpha1.AccountInfo, bool, error) {
-			cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(cluster))
-			if err != nil {
-				return nil, false, nil
-			}
-			info := &corev1alpha1.AccountInfo{}
-			if err := cl.GetClient().Get(ctx, client.ObjectKey{Name: corev1alpha1.AccountInfoName}, info); err != nil {
-				if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-					return nil, true, nil
+			if o, ok := dispatch.Get(&corev1alpha1.AccountInfo{}, cluster, corev1alpha1.AccountInfoName); ok {
+				if info, ok := o.(*corev1alpha1.AccountInfo); ok {
+					return info.DeepCopy(), true, nil
 				}
-				return nil, true, err
 			}
-			return info, true, nil
+			return nil, true, nil
 		},
 		WriteTuples: fgaClient.Write,
 		ReadTuples:  fgaClient.Read,
@@ -188,10 +230,11 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 				Handle: w.handler, Log: log.WithName(string(w.kind)).WithValues("url", url), Workers: c.Workers, Mapper: mapper})
 		}
 	}
+	followed.Store(&watchers)
 	// A new AccountInfo is what the initializer waits for: handle its
 	// workspace at once rather than at the next retry (the initializing
 	// watcher of the shard holding it; the others hold no such workspace).
-	if err := kit.Provider.Dispatch().Watch(&corev1alpha1.AccountInfo{}, toolscache.ResourceEventHandlerFuncs{
+	if err := dispatch.Watch(&corev1alpha1.AccountInfo{}, toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			o, ok := obj.(client.Object)
 			if !ok {
@@ -210,7 +253,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	for _, w := range watchers {
 		go func() { _ = w.Run(ctx) }()
 	}
-	log.Info("starting", "virtualWorkspace", kit.URL, "openfga", c.OpenFGAURL, "workspaceType", c.WorkspaceType,
+	log.Info("starting", "virtualWorkspace", kit.URL, "openfga", c.OpenFGAURL, "openfgaGRPC", c.OpenFGAGRPC, "workspaceType", c.WorkspaceType,
 		"metrics", c.MetricsAddr, "health", c.HealthAddr)
 	return mgr.Start(ctx)
 }

@@ -22,6 +22,8 @@ func ParseFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.OperatorTokenTTL, "operator-token-ttl", DefaultOperatorTokenTTL, "Lifetime of the account-operator's ServiceAccount token (at least 10m).")
 	fs.DurationVar(&c.OperatorTokenRefresh, "operator-token-refresh", 0, "Age at which the account-operator's token is replaced (default: 80% of --operator-token-ttl).")
 	operatorArgs := fs.String("account-operator-args", "", "Extra arguments for the account-operator, separated by spaces (e.g. --workers 16 --profiling).")
+	securityArgs := fs.String("security-operator-args", "", "Extra arguments for the security-operator, separated by spaces (e.g. --profiling).")
+	openFGAArgs := fs.String("openfga-args", "", "Extra arguments for `openfga run` of the platform's own OpenFGA, separated by spaces (e.g. --profiler-enabled --profiler-addr 127.0.0.1:<port>).")
 	fs.StringVar(&c.AuthenticationConfig, "authentication-config", os.Getenv("AUTHENTICATION_CONFIG"), "AuthenticationConfiguration file (apiserver.config.k8s.io) handed to the core's --authentication-config: OIDC/JWT issuers whose tokens authenticate users, reloaded when the file changes (default $AUTHENTICATION_CONFIG; none by default).")
 	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
 	examples := fs.String("examples", os.Getenv("EXAMPLES"), "Example providers to run too, comma-separated: "+strings.Join(Examples, ", ")+" (default $EXAMPLES; none by default).")
@@ -46,6 +48,8 @@ func ParseFlags(args []string) (Config, error) {
 		return c, err
 	}
 	c.AccountOperatorArgs = strings.Fields(*operatorArgs)
+	c.SecurityOperatorArgs = strings.Fields(*securityArgs)
+	c.OpenFGAArgs = strings.Fields(*openFGAArgs)
 	if c.BinDir == "" {
 		self, err := os.Executable()
 		if err != nil {

@@ -38,6 +38,9 @@ type Config struct {
 	ExamplesDir string
 	// AccountOperatorArgs are appended to the account-operator's arguments.
 	AccountOperatorArgs []string
+	// SecurityOperatorArgs are appended to the security-operator's
+	// arguments, OpenFGAArgs to those of `openfga run`.
+	SecurityOperatorArgs, OpenFGAArgs []string
 	// Out receives the log stream.
 	Out io.Writer
 	// ReadyTimeout bounds the wait for each component.

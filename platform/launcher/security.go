@@ -81,7 +81,7 @@ func openFGAComponents(c *Config) []Component {
 			}
 			return nil
 		},
-		Args: []string{"run",
+		Args: append([]string{"run",
 			"--datastore-engine", "sqlite", "--datastore-uri", uri,
 			"--http-addr", addr(offsetOpenFGAHTTP), "--grpc-addr", addr(offsetOpenFGAGRPC),
 			"--metrics-addr", addr(offsetOpenFGAMetrics),
@@ -91,7 +91,7 @@ func openFGAComponents(c *Config) []Component {
 			"--cache-controller-enabled", "--cache-controller-ttl", "1s",
 			"--max-types-per-authorization-model", strconv.Itoa(openFGAMaxTypes),
 			"--max-authorization-model-size-in-bytes", strconv.Itoa(openFGAMaxModelSize),
-		},
+		}, c.OpenFGAArgs...),
 		Ready: func(ctx context.Context) error { return waitHTTPOK(ctx, c.OpenFGAURL()+"/healthz") },
 		Env:   []platformenv.Entry{{Key: "OPENFGA_URL", Value: c.OpenFGAURL()}},
 	}}
@@ -116,7 +116,7 @@ func securityOperatorComponent(c *Config) Component {
 			runTokenFile(ctx, c, tf)
 			return nil
 		},
-		Args: []string{
+		Args: append([]string{
 			"--kubeconfig", kubeconfig,
 			// The core accepts the ServiceAccount's token only in its own
 			// workspace; the WorkspaceType and its lifecycle virtual
@@ -129,11 +129,16 @@ func securityOperatorComponent(c *Config) Component {
 			"--workspace-type", "root:" + securityType,
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetSecurityOperatorMetrics),
 			"--health-probe-bind-address", health,
-		},
+		}, c.SecurityOperatorArgs...),
 		Ready: func(ctx context.Context) error { return waitHTTPOK(ctx, "http://"+health+"/readyz") },
 	}
 	if c.ExternalOpenFGA != "" {
 		comp.Env = []platformenv.Entry{{Key: "OPENFGA_URL", Value: c.ExternalOpenFGA}}
+	} else {
+		// Tuple writes (one per account) over the platform's OpenFGA's
+		// gRPC port, sparing it its HTTP gateway.
+		// (Before the extra arguments, which may replace it.)
+		comp.Args = append([]string{"--openfga-grpc-addr", fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetOpenFGAGRPC)}, comp.Args...)
 	}
 	return comp
 }

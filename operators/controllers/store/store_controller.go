@@ -9,13 +9,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"sync"
 	"time"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
 	mccontroller "sigs.k8s.io/multicluster-runtime/pkg/controller"
@@ -70,6 +76,7 @@ func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
 			if !ok {
 				return nil
 			}
+			r.models.changed()
 			ref := m.Spec.StoreRef.Cluster
 			if ref == "" {
 				ref = m.Spec.StoreRef.Path
@@ -84,7 +91,7 @@ func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
 	}
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named("store").
-		For(&corev1alpha1.Store{}).
+		For(&corev1alpha1.Store{}, mcbuilder.WithPredicates(storeChanged)).
 		Watches(&corev1alpha1.AuthorizationModel{}, modelToStore).
 		WithOptions(mccontroller.Options{MaxConcurrentReconciles: max(opts.Workers, 1)}).
 		Complete(mcreconcile.Func(func(ctx context.Context, req mcreconcile.Request) (reconcile.Result, error) {
@@ -93,8 +100,28 @@ func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
 		}))
 }
 
+// storeChanged passes a Store's creation and deletion, and the updates
+// that change its spec (generation), deletion, annotations or that lack
+// the finalizer; not status-only updates, the controller's own writes
+// among them (each cost another reconcile: an OpenFGA call and a list of
+// the AuthorizationModels). A status changed by someone else is repaired
+// at the next resync.
+var storeChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		if o == nil || n == nil {
+			return true
+		}
+		return o.GetGeneration() != n.GetGeneration() ||
+			!equality.Semantic.DeepEqual(o.GetDeletionTimestamp(), n.GetDeletionTimestamp()) ||
+			!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
+			!controllerutil.ContainsFinalizer(n, Finalizer)
+	},
+}
+
 func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Client, error), opts Options) *reconciler {
 	f := opts.FGA
+	models := &modelList{wildcard: opts.Wildcard}
 	listStores := func(ctx context.Context, name string) ([]string, error) {
 		stores, err := f.ListStores(ctx)
 		if err != nil {
@@ -130,18 +157,11 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 		return cl.Status().Update(ctx, m)
 	}
 	return &reconciler{
+		models: models,
 		steps: []step{
 			&storeStep{exists: f.StoreExists, createStore: f.CreateStore, listStores: listStores},
 			&modelStep{
-				listModels: func(ctx context.Context) ([]corev1alpha1.AuthorizationModel, error) {
-					ctx, cancel := context.WithTimeout(ctx, callTimeout)
-					defer cancel()
-					var list corev1alpha1.AuthorizationModelList
-					if err := opts.Wildcard.List(ctx, &list); err != nil {
-						return nil, err
-					}
-					return list.Items, nil
-				},
+				listModels:     models.list,
 				boundResources: bound,
 				writeModel: func(ctx context.Context, storeID, currentID string, m *openfgav1.AuthorizationModel) (string, bool, error) {
 					return f.WriteModelIfChanged(ctx, storeID, currentID, m)
@@ -190,4 +210,66 @@ func WildcardConfig(vw *rest.Config) *rest.Config {
 	c := rest.CopyConfig(vw)
 	c.Host = vw.Host + "/clusters/*"
 	return c
+}
+
+// modelList lists the AuthorizationModels of every workspace (one list
+// request) and shares the answer between reconciles until an
+// AuthorizationModel changes or listFor passes: every Store is looked at
+// each resync, and each used to list them all again.
+type modelList struct {
+	wildcard ctrl.Client
+
+	mu    sync.Mutex
+	gen   uint64
+	at    time.Time
+	atGen uint64
+	items []corev1alpha1.AuthorizationModel
+}
+
+// listFor is how long a list is shared at most (models of workspaces not
+// engaged yet send no event here).
+const listFor = 20 * time.Second
+
+// changed is called for every AuthorizationModel event.
+func (l *modelList) changed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gen++
+}
+
+// list returns a copy of every AuthorizationModel.
+func (l *modelList) list(ctx context.Context) ([]corev1alpha1.AuthorizationModel, error) {
+	l.mu.Lock()
+	if l.items != nil && l.atGen == l.gen && time.Since(l.at) < listFor {
+		out := copyModels(l.items)
+		l.mu.Unlock()
+		return out, nil
+	}
+	gen := l.gen
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var list corev1alpha1.AuthorizationModelList
+	if err := l.wildcard.List(ctx, &list); err != nil {
+		return nil, err
+	}
+	items := list.Items
+	if items == nil {
+		items = []corev1alpha1.AuthorizationModel{}
+	}
+	l.mu.Lock()
+	// Kept only if nothing changed while listing.
+	if l.gen == gen {
+		l.items, l.at, l.atGen = items, time.Now(), gen
+	}
+	l.mu.Unlock()
+	return copyModels(items), nil
+}
+
+func copyModels(in []corev1alpha1.AuthorizationModel) []corev1alpha1.AuthorizationModel {
+	out := make([]corev1alpha1.AuthorizationModel, len(in))
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
+	}
+	return out
 }

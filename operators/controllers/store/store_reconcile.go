@@ -52,6 +52,8 @@ type step interface {
 }
 
 type reconciler struct {
+	// models lists the AuthorizationModels (for the model step).
+	models   *modelList
 	steps    []step
 	deletion step
 
@@ -86,6 +88,11 @@ func (r *reconciler) reconcile(ctx context.Context, cluster, name string) (time.
 		}
 		if res := r.deletion.reconcile(ctx, s); !res.done {
 			return res.requeueAfter, r.writeStatus(ctx, cluster, st, before)
+		}
+		for _, stp := range r.steps {
+			if f, ok := stp.(interface{ forget(*state) }); ok {
+				f.forget(s)
+			}
 		}
 		controllerutil.RemoveFinalizer(st, Finalizer)
 		if err := r.updateStore(ctx, cluster, st); err != nil && !gone(err) {

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
@@ -33,6 +35,68 @@ type modelStep struct {
 	boundResources func(ctx context.Context, st *state) ([]fga.Resource, error)
 	writeModel     func(ctx context.Context, storeID, currentID string, m *openfgav1.AuthorizationModel) (string, bool, error)
 	updateModel    func(ctx context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error
+
+	// last is what each Store's model was last composed from and written
+	// as (by Store UID): the same modules again, and the store still on
+	// that model, need neither parsing nor OpenFGA (a Store is looked at
+	// every 30 s; parsing the core module is most of that).
+	mu   sync.Mutex
+	last map[string]composed
+}
+
+// composed is a Store's model as last composed and written.
+type composed struct {
+	inputs           [sha256.Size]byte
+	storeID, modelID string
+	rejected         map[string]error
+}
+
+// modelInputs hashes what a model is composed from.
+func modelInputs(core string, modules []fga.Module) [sha256.Size]byte {
+	h := sha256.New()
+	for _, m := range append([]fga.Module{{Name: fga.CoreModuleName, Contents: core}}, modules...) {
+		for _, part := range []string{m.Name, m.Contents} {
+			_, _ = fmt.Fprintf(h, "%d:%s", len(part), part)
+		}
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+func storeKey(st *state) string {
+	if st.store.UID != "" {
+		return string(st.store.UID)
+	}
+	return st.cluster + "/" + st.store.Name
+}
+
+// unchanged returns the model id and left-out modules of the last
+// composition when the inputs and the store's model are the same.
+func (s *modelStep) unchanged(key string, inputs [sha256.Size]byte, store *corev1alpha1.Store) (string, map[string]error, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.last[key]
+	if !ok || c.inputs != inputs || c.storeID != store.Status.StoreID || c.modelID == "" || c.modelID != store.Status.AuthorizationModelID {
+		return "", nil, false
+	}
+	return c.modelID, c.rejected, true
+}
+
+func (s *modelStep) remember(key string, c composed) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last = map[string]composed{}
+	}
+	s.last[key] = c
+}
+
+// forget drops a deleted Store's composition.
+func (s *modelStep) forget(st *state) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.last, storeKey(st))
 }
 
 // references reports whether m names the Store.
@@ -98,21 +162,27 @@ func (s *modelStep) reconcile(ctx context.Context, st *state) result {
 			modules = append(modules, fga.Module{Name: "bound/" + r.ModuleName(), Contents: fga.ResourceModule(r)})
 		}
 	}
-	model, rejected, err := fga.ComposeSkipping(fga.Module{Name: fga.CoreModuleName, Contents: store.Spec.CoreModule}, modules)
-	if err != nil {
-		return fail(corev1alpha1.ReasonInvalidModel, err.Error(), resync)
-	}
-	for name, why := range rejected {
-		log.FromContext(ctx).Info("module left out of the model", "module", name, "reason", why.Error())
-	}
-
-	id, wrote, err := s.writeModel(ctx, store.Status.StoreID, store.Status.AuthorizationModelID, model)
-	if err != nil {
-		return fail(corev1alpha1.ReasonError, err.Error(), 5*time.Second)
-	}
-	if wrote {
-		log.FromContext(ctx).Info("authorization model written", "storeId", store.Status.StoreID, "modelId", id,
-			"types", len(model.GetTypeDefinitions()), "modules", 1+len(modules)-len(rejected))
+	key, inputs := storeKey(st), modelInputs(store.Spec.CoreModule, modules)
+	id, rejected, same := s.unchanged(key, inputs, store)
+	if !same {
+		model, left, err := fga.ComposeSkipping(fga.Module{Name: fga.CoreModuleName, Contents: store.Spec.CoreModule}, modules)
+		if err != nil {
+			return fail(corev1alpha1.ReasonInvalidModel, err.Error(), resync)
+		}
+		rejected = left
+		for name, why := range rejected {
+			log.FromContext(ctx).Info("module left out of the model", "module", name, "reason", why.Error())
+		}
+		written, wrote, err := s.writeModel(ctx, store.Status.StoreID, store.Status.AuthorizationModelID, model)
+		if err != nil {
+			return fail(corev1alpha1.ReasonError, err.Error(), 5*time.Second)
+		}
+		id = written
+		if wrote {
+			log.FromContext(ctx).Info("authorization model written", "storeId", store.Status.StoreID, "modelId", id,
+				"types", len(model.GetTypeDefinitions()), "modules", 1+len(modules)-len(rejected))
+		}
+		s.remember(key, composed{inputs: inputs, storeID: store.Status.StoreID, modelID: id, rejected: rejected})
 	}
 	store.Status.AuthorizationModelID = id
 

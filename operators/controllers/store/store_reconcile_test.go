@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -37,6 +38,24 @@ func TestStoreStep(t *testing.T) {
 		step := &storeStep{exists: func(_ context.Context, id string) (bool, error) { return id == "S1", nil }}
 		if res := step.reconcile(context.Background(), s); !res.done {
 			t.Fatal("an existing store did not pass")
+		}
+	})
+	t.Run("a store found is not looked up again at every resync", func(t *testing.T) {
+		s := newState()
+		s.store.Status.StoreID = "S1"
+		lookups := 0
+		step := &storeStep{exists: func(context.Context, string) (bool, error) { lookups++; return true, nil }}
+		for range 3 {
+			if res := step.reconcile(context.Background(), s); !res.done {
+				t.Fatal("an existing store did not pass")
+			}
+		}
+		if lookups != 1 {
+			t.Fatalf("%d lookups of a store found a moment ago, want 1", lookups)
+		}
+		s.store.Status.StoreID = "S2"
+		if step.reconcile(context.Background(), s); lookups != 2 {
+			t.Fatalf("another store id was not looked up (%d lookups)", lookups)
 		}
 	})
 	t.Run("store gone: a new one, model and tuples reset", func(t *testing.T) {
@@ -218,4 +237,57 @@ func TestDeletionStep(t *testing.T) {
 	if res := step.reconcile(context.Background(), s); !res.done {
 		t.Fatal("deletion of a Store without a store waited")
 	}
+}
+
+// TestModelStepComposesOnlyWhenChanged: a Store looked at again with the
+// same modules, and still on the model written for them, is neither
+// composed nor written again; a changed module, a store whose model id is
+// not the one written, or a new OpenFGA store are.
+func TestModelStepComposesOnlyWhenChanged(t *testing.T) {
+	widget := fga.ResourceModule(fga.Resource{Group: "example.com", Plural: "widgets", Singular: "widget"})
+	gadget := fga.ResourceModule(fga.Resource{Group: "example.com", Plural: "gadgets", Singular: "gadget"})
+	models := []corev1alpha1.AuthorizationModel{am("widgets", "p1", "orgs1", widget, 100)}
+	writes := 0
+	step := &modelStep{
+		listModels: func(context.Context) ([]corev1alpha1.AuthorizationModel, error) {
+			out := make([]corev1alpha1.AuthorizationModel, len(models))
+			for i := range models {
+				models[i].DeepCopyInto(&out[i])
+			}
+			return out, nil
+		},
+		writeModel: func(_ context.Context, storeID, current string, m *openfgav1.AuthorizationModel) (string, bool, error) {
+			writes++
+			return fmt.Sprintf("M%d", writes), true, nil
+		},
+		updateModel: func(context.Context, string, *corev1alpha1.AuthorizationModel) error { return nil },
+	}
+	s := newState()
+	s.store.Status.StoreID = "S1"
+	run := func(want int, what string) {
+		t.Helper()
+		if res := step.reconcile(context.Background(), s); !res.done {
+			t.Fatalf("%s: model step stopped: %v", what, s.store.Status.Conditions)
+		}
+		if writes != want {
+			t.Fatalf("%s: %d model writes, want %d", what, writes, want)
+		}
+		if s.store.Status.AuthorizationModelID != fmt.Sprintf("M%d", writes) {
+			t.Fatalf("%s: model id %q after %d writes", what, s.store.Status.AuthorizationModelID, writes)
+		}
+		if len(s.models) != 1 || s.models[0].Name != "widgets" {
+			t.Fatalf("%s: models in the store: %v", what, s.models)
+		}
+	}
+	run(1, "first")
+	run(1, "unchanged")
+	models[0].Spec.Model = gadget
+	run(2, "module changed")
+	run(2, "unchanged again")
+	s.store.Status.AuthorizationModelID = ""
+	run(3, "model id reset")
+	s.store.Status.StoreID = "S2"
+	run(4, "new OpenFGA store")
+	step.forget(s)
+	run(5, "after the Store was deleted")
 }
