@@ -137,6 +137,19 @@ func IsLifecycleLabel(key string) bool {
 		strings.HasPrefix(key, tenancyv1alpha1.WorkspaceTerminatorLabelPrefix)
 }
 
+// SettleInitializers brings an initializing cluster in step with the
+// initializers it has left: its lifecycle labels name them, and with none
+// left it is Ready. Whoever removes an initializer (the in-process
+// initializers, the logicalcluster admission for everyone else) settles the
+// cluster in the same write; the logicalcluster controller catches up with
+// clusters written otherwise.
+func SettleInitializers(lc *corev1alpha1.LogicalCluster) {
+	lc.Labels = WithLifecycleLabels(lc.Labels, lc.Status.Initializers, nil)
+	if lc.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing && len(lc.Status.Initializers) == 0 {
+		lc.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+	}
+}
+
 // WithLifecycleLabels replaces the lifecycle labels of labels.
 func WithLifecycleLabels(labels map[string]string, inits []corev1alpha1.LogicalClusterInitializer, terms []corev1alpha1.LogicalClusterTerminator) map[string]string {
 	out := LifecycleLabels(inits, terms)

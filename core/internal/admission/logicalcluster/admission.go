@@ -60,10 +60,7 @@ func (p *Plugin) Admit(_ context.Context, a admission.Attributes, _ admission.Ob
 	if !ok || this.DeletionTimestamp != nil || this.Status.Phase != corev1alpha1.LogicalClusterPhaseInitializing {
 		return nil
 	}
-	this.Labels = tenancy.WithLifecycleLabels(this.Labels, this.Status.Initializers, nil)
-	if len(this.Status.Initializers) == 0 {
-		this.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
-	}
+	tenancy.SettleInitializers(this)
 	return nil
 }
 

@@ -65,12 +65,7 @@ func (i *Initializer) reconcile(ctx context.Context, key runner.Key) (time.Durat
 	}
 	lc = lc.DeepCopy()
 	lc.Status.Initializers = initialization.EnsureInitializerAbsent(i.Name, lc.Status.Initializers)
-	lc.Labels = tenancy.WithLifecycleLabels(lc.Labels, lc.Status.Initializers, nil)
-	if len(lc.Status.Initializers) == 0 {
-		// The last one: Ready in the same write (the logicalcluster
-		// controller would make it Ready in a second one).
-		lc.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
-	}
+	tenancy.SettleInitializers(lc) // the last one: Ready in the same write
 	_, err = i.LogicalClusters.UpdateStatus(ctx, cluster, "", lc.Name, lc)
 	return 0, err
 }

@@ -6,6 +6,8 @@ import (
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
 // phaseReconciler moves a live cluster from Initializing to Ready once no
@@ -16,9 +18,9 @@ type phaseReconciler struct {
 
 func (r *phaseReconciler) reconcile(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) (time.Duration, error) {
 	want := lc.DeepCopy()
-	if want.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing && len(want.Status.Initializers) == 0 {
-		klog.FromContext(ctx).V(2).Info("Logical cluster initialized", "phase", corev1alpha1.LogicalClusterPhaseReady)
-		want.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+	tenancy.SettleInitializers(want)
+	if want.Status.Phase != lc.Status.Phase {
+		klog.FromContext(ctx).V(2).Info("Logical cluster initialized", "phase", want.Status.Phase)
 	}
 	return 0, writeStatus(ctx, r.updateStatus, cluster, lc, want, false)
 }
