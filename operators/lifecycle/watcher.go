@@ -335,13 +335,8 @@ func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, er
 	// (it is read again after a write failed).
 	lc := w.cached(cluster)
 	if lc == nil {
-		lc = &kcpcorev1alpha1.LogicalCluster{}
-		if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, lc); err != nil {
-			if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
-				// Released already, or gone: nothing left to do.
-				return 0, nil
-			}
-			return 0, fmt.Errorf("getting the LogicalCluster: %w", err)
+		if lc, err = getLogicalCluster(ctx, c); err != nil || lc == nil {
+			return 0, err
 		}
 	}
 	if !w.carries(lc) {
@@ -377,19 +372,25 @@ func (w *Watcher) handle(ctx context.Context, cluster string) (time.Duration, er
 		if !apierrors.IsConflict(err) || attempt == releaseAttempts {
 			return 0, fmt.Errorf("releasing the workspace: %w", err)
 		}
-		lc = &kcpcorev1alpha1.LogicalCluster{}
-		if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, lc); err != nil {
-			if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
-				return 0, nil
-			}
-			return 0, fmt.Errorf("getting the LogicalCluster: %w", err)
-		}
-		if !w.carries(lc) {
-			return 0, nil
+		if lc, err = getLogicalCluster(ctx, c); err != nil || lc == nil || !w.carries(lc) {
+			return 0, err
 		}
 	}
 	logr.FromContextOrDiscard(ctx).Info("released")
 	return 0, nil
+}
+
+// getLogicalCluster reads the workspace's LogicalCluster; nil when it is
+// gone or no longer readable (released already): nothing left to do.
+func getLogicalCluster(ctx context.Context, c client.Client) (*kcpcorev1alpha1.LogicalCluster, error) {
+	lc := &kcpcorev1alpha1.LogicalCluster{}
+	if err := c.Get(ctx, client.ObjectKey{Name: "cluster"}, lc); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("getting the LogicalCluster: %w", err)
+	}
+	return lc, nil
 }
 
 // URLsOf waits until WorkspaceType name in the cluster c points at lists
