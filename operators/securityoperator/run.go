@@ -31,6 +31,7 @@ import (
 	"github.com/meshplane/meshplane/operators/controllers/store"
 	"github.com/meshplane/meshplane/operators/fgaclient"
 	"github.com/meshplane/meshplane/operators/lifecycle"
+	"github.com/meshplane/meshplane/providers/dispatch"
 	"github.com/meshplane/meshplane/providers/manager"
 )
 
@@ -135,18 +136,16 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	// (no engaged cluster needed; the Account informer is made here, the
 	// others by their controller and watch below), else through the
 	// cluster's client. Their objects are the informers': copied.
-	dispatch := kit.Provider.Dispatch()
-	if err := dispatch.Watch(&corev1alpha1.Account{}, toolscache.ResourceEventHandlerFuncs{},
+	shared := kit.Provider.Dispatch()
+	if err := shared.Watch(&corev1alpha1.Account{}, toolscache.ResourceEventHandlerFuncs{},
 		func(err error) { log.Error(err, "following Accounts") }); err != nil {
 		return err
 	}
 	deps := security.Deps{
 		CoreModule: fga.CoreModule,
 		GetAccount: func(ctx context.Context, cluster, name string) (*corev1alpha1.Account, error) {
-			if o, ok := dispatch.Get(&corev1alpha1.Account{}, cluster, name); ok {
-				if acc, ok := o.(*corev1alpha1.Account); ok {
-					return acc.DeepCopy(), nil
-				}
+			if acc, ok := dispatch.GetCopy(shared, &corev1alpha1.Account{}, cluster, name); ok {
+				return acc, nil
 			}
 			cl, err := exported(ctx, cluster)
 			if err != nil {
@@ -156,10 +155,8 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 			return acc, cl.Get(ctx, client.ObjectKey{Name: name}, acc)
 		},
 		GetStore: func(ctx context.Context, cluster, name string) (*corev1alpha1.Store, error) {
-			if o, ok := dispatch.Get(&corev1alpha1.Store{}, cluster, name); ok {
-				if st, ok := o.(*corev1alpha1.Store); ok {
-					return st.DeepCopy(), nil
-				}
+			if st, ok := dispatch.GetCopy(shared, &corev1alpha1.Store{}, cluster, name); ok {
+				return st, nil
 			}
 			cl, err := exported(ctx, cluster)
 			if err != nil {
@@ -187,12 +184,8 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		// there yet is waited for, its arrival handles the workspace again
 		// (the watch below).
 		AccountInfo: func(ctx context.Context, cluster string) (*corev1alpha1.AccountInfo, bool, error) {
-			if o, ok := dispatch.Get(&corev1alpha1.AccountInfo{}, cluster, corev1alpha1.AccountInfoName); ok {
-				if info, ok := o.(*corev1alpha1.AccountInfo); ok {
-					return info.DeepCopy(), true, nil
-				}
-			}
-			return nil, true, nil
+			info, _ := dispatch.GetCopy(shared, &corev1alpha1.AccountInfo{}, cluster, corev1alpha1.AccountInfoName)
+			return info, true, nil
 		},
 		WriteTuples: fgaClient.Write,
 		ReadTuples:  fgaClient.Read,
@@ -234,7 +227,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	// A new AccountInfo is what the initializer waits for: handle its
 	// workspace at once rather than at the next retry (the initializing
 	// watcher of the shard holding it; the others hold no such workspace).
-	if err := dispatch.Watch(&corev1alpha1.AccountInfo{}, toolscache.ResourceEventHandlerFuncs{
+	if err := shared.Watch(&corev1alpha1.AccountInfo{}, toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			o, ok := obj.(client.Object)
 			if !ok {

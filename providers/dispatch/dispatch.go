@@ -147,6 +147,21 @@ func (d *Dispatch) Get(obj client.Object, cluster, name string) (any, bool) {
 	return nil, false
 }
 
+// GetCopy is Get for obj's typed kind: a copy of the object the wildcard
+// caches hold (theirs is shared), if any.
+func GetCopy[T client.Object](d *Dispatch, obj T, cluster, name string) (T, bool) {
+	var zero T
+	o, ok := d.Get(obj, cluster, name)
+	if !ok {
+		return zero, false
+	}
+	t, ok := o.(T)
+	if !ok {
+		return zero, false
+	}
+	return t.DeepCopyObject().(T), true
+}
+
 func (d *Dispatch) dispatcher(inf toolscache.SharedIndexInformer) *dispatcher {
 	d.mu.Lock()
 	defer d.mu.Unlock()
