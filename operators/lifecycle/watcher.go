@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	kcpcore "github.com/kcp-dev/sdk/apis/core"
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -135,7 +136,7 @@ func (w *Watcher) Path(cluster string) (string, bool) {
 }
 
 // PathAnnotation is kcp's annotation of a LogicalCluster's workspace path.
-const PathAnnotation = "kcp.io/path"
+const PathAnnotation = kcpcore.LogicalClusterPathAnnotationKey
 
 // cached returns a copy of the latest LogicalCluster seen for cluster.
 func (w *Watcher) cached(cluster string) *kcpcorev1alpha1.LogicalCluster {
