@@ -60,7 +60,14 @@ func (s *initializeStep) reconcile(ctx context.Context, st *state) result {
 	if err := s.release(ctx, ws.Spec.Cluster); err != nil {
 		return failed(ctx, acc, cond, fmt.Errorf("initializing workspace %s: %w", ws.Name, err))
 	}
-	s.released.Store(ws.Spec.Cluster, time.Now())
+	now := time.Now()
+	s.released.Range(func(k, at any) bool { // entries of Accounts deleted meanwhile
+		if now.Sub(at.(time.Time)) >= releasedMemory {
+			s.released.Delete(k)
+		}
+		return true
+	})
+	s.released.Store(ws.Spec.Cluster, now)
 	log.FromContext(ctx).Info("initialized workspace", "workspace", ws.Name, "workspaceCluster", ws.Spec.Cluster, "initializer", s.initializer)
 	return s.waiting(acc, ws.Name)
 }
