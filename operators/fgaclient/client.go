@@ -305,51 +305,49 @@ func (c *Client) modelOf(storeID string) *string {
 // model when this client knows it, which spares OpenFGA looking up the
 // store's latest model for each call.
 func (c *Client) Write(ctx context.Context, storeID string, add, remove []v1alpha1.Tuple) error {
-	ignore := "ignore"
 	model := c.modelOf(storeID)
 	// OpenFGA refuses a call that names one tuple twice.
 	add, remove = unique(add), unique(remove)
 	for len(add) > 0 {
 		n := min(len(add), maxTuplesPerWrite)
-		if c.rpc != nil {
-			if err := c.writeRPC(ctx, storeID, model, add[:n], nil); err != nil {
-				return fmt.Errorf("writing %d tuples to store %s: %w", n, storeID, err)
-			}
-			add = add[n:]
-			continue
-		}
-		keys := make([]openfga.TupleKey, 0, n)
-		for _, t := range add[:n] {
-			keys = append(keys, openfga.TupleKey{Object: t.Object, Relation: t.Relation, User: t.User})
-		}
-		if _, _, err := c.api.OpenFgaApi.Write(ctx, storeID).Body(openfga.WriteRequest{
-			Writes: &openfga.WriteRequestWrites{TupleKeys: keys, OnDuplicate: &ignore}, AuthorizationModelId: model,
-		}).Execute(); err != nil {
+		if err := c.writeChunk(ctx, storeID, model, add[:n], nil); err != nil {
 			return fmt.Errorf("writing %d tuples to store %s: %w", n, storeID, err)
 		}
 		add = add[n:]
 	}
 	for len(remove) > 0 {
 		n := min(len(remove), maxTuplesPerWrite)
-		if c.rpc != nil {
-			if err := c.writeRPC(ctx, storeID, model, nil, remove[:n]); err != nil {
-				return fmt.Errorf("deleting %d tuples from store %s: %w", n, storeID, err)
-			}
-			remove = remove[n:]
-			continue
-		}
-		keys := make([]openfga.TupleKeyWithoutCondition, 0, n)
-		for _, t := range remove[:n] {
-			keys = append(keys, openfga.TupleKeyWithoutCondition{Object: t.Object, Relation: t.Relation, User: t.User})
-		}
-		if _, _, err := c.api.OpenFgaApi.Write(ctx, storeID).Body(openfga.WriteRequest{
-			Deletes: &openfga.WriteRequestDeletes{TupleKeys: keys, OnMissing: &ignore}, AuthorizationModelId: model,
-		}).Execute(); err != nil {
+		if err := c.writeChunk(ctx, storeID, model, nil, remove[:n]); err != nil {
 			return fmt.Errorf("deleting %d tuples from store %s: %w", n, storeID, err)
 		}
 		remove = remove[n:]
 	}
 	return nil
+}
+
+// writeChunk makes one write call, over gRPC when the client has it.
+func (c *Client) writeChunk(ctx context.Context, storeID string, model *string, add, remove []v1alpha1.Tuple) error {
+	if c.rpc != nil {
+		return c.writeRPC(ctx, storeID, model, add, remove)
+	}
+	ignore := "ignore"
+	req := openfga.WriteRequest{AuthorizationModelId: model}
+	if len(add) > 0 {
+		keys := make([]openfga.TupleKey, 0, len(add))
+		for _, t := range add {
+			keys = append(keys, openfga.TupleKey{Object: t.Object, Relation: t.Relation, User: t.User})
+		}
+		req.Writes = &openfga.WriteRequestWrites{TupleKeys: keys, OnDuplicate: &ignore}
+	}
+	if len(remove) > 0 {
+		keys := make([]openfga.TupleKeyWithoutCondition, 0, len(remove))
+		for _, t := range remove {
+			keys = append(keys, openfga.TupleKeyWithoutCondition{Object: t.Object, Relation: t.Relation, User: t.User})
+		}
+		req.Deletes = &openfga.WriteRequestDeletes{TupleKeys: keys, OnMissing: &ignore}
+	}
+	_, _, err := c.api.OpenFgaApi.Write(ctx, storeID).Body(req).Execute()
+	return err
 }
 
 func unique(ts []v1alpha1.Tuple) []v1alpha1.Tuple {
