@@ -53,7 +53,13 @@ func (c *Config) OpenFGAURL() string {
 	if c.ExternalOpenFGA != "" {
 		return c.ExternalOpenFGA
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d", c.Ports.Base+offsetOpenFGAHTTP)
+	return "http://" + c.openFGAAddr(offsetOpenFGAHTTP)
+}
+
+// openFGAAddr is the loopback address of one of the launcher's OpenFGA
+// ports.
+func (c *Config) openFGAAddr(offset int) string {
+	return "127.0.0.1:" + strconv.Itoa(c.Ports.Base+offset)
 }
 
 // openFGAComponents is the platform's OpenFGA: bin/openfga (OpenFGA's own
@@ -65,7 +71,6 @@ func openFGAComponents(c *Config) []Component {
 	}
 	dir := filepath.Join(c.RootDir, "openfga")
 	uri := "file:" + filepath.Join(dir, "openfga.db")
-	addr := func(off int) string { return "127.0.0.1:" + strconv.Itoa(c.Ports.Base+off) }
 	return []Component{{
 		Name:   "openfga",
 		Binary: "openfga",
@@ -83,8 +88,8 @@ func openFGAComponents(c *Config) []Component {
 		},
 		Args: append([]string{"run",
 			"--datastore-engine", "sqlite", "--datastore-uri", uri,
-			"--http-addr", addr(offsetOpenFGAHTTP), "--grpc-addr", addr(offsetOpenFGAGRPC),
-			"--metrics-addr", addr(offsetOpenFGAMetrics),
+			"--http-addr", c.openFGAAddr(offsetOpenFGAHTTP), "--grpc-addr", c.openFGAAddr(offsetOpenFGAGRPC),
+			"--metrics-addr", c.openFGAAddr(offsetOpenFGAMetrics),
 			"--playground-enabled=false", "--log-format", "json", "--log-level", "warn",
 			"--check-query-cache-enabled", "--check-iterator-cache-enabled",
 			// Tuple writes invalidate the caches within a second.
@@ -105,6 +110,25 @@ func openFGAComponents(c *Config) []Component {
 func securityOperatorComponent(c *Config) Component {
 	health := fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetSecurityOperatorHealth)
 	kubeconfig := filepath.Join(c.RootDir, securityOperatorKubeconfig)
+	args := []string{
+		"--kubeconfig", kubeconfig,
+		// The core accepts the ServiceAccount's token only in its own
+		// workspace; the WorkspaceType and its lifecycle virtual
+		// workspaces are reached with the admin credential until it
+		// does (the RBAC for the ServiceAccount is in place already).
+		"--lifecycle-kubeconfig", filepath.Join(c.RootDir, adminKubeconfig),
+		"--lifecycle-context", "base",
+		"--workspace", providerWorkspace,
+		"--openfga-url", c.OpenFGAURL(),
+		"--workspace-type", "root:" + securityType,
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetSecurityOperatorMetrics),
+		"--health-probe-bind-address", health,
+	}
+	if c.ExternalOpenFGA == "" {
+		// Tuple writes (one per account) over the platform's OpenFGA's
+		// gRPC port, sparing it its HTTP gateway.
+		args = append(args, "--openfga-grpc-addr", c.openFGAAddr(offsetOpenFGAGRPC))
+	}
 	comp := Component{
 		Name:   "security-operator",
 		Binary: "security-operator",
@@ -116,29 +140,12 @@ func securityOperatorComponent(c *Config) Component {
 			runTokenFile(ctx, c, tf)
 			return nil
 		},
-		Args: append([]string{
-			"--kubeconfig", kubeconfig,
-			// The core accepts the ServiceAccount's token only in its own
-			// workspace; the WorkspaceType and its lifecycle virtual
-			// workspaces are reached with the admin credential until it
-			// does (the RBAC for the ServiceAccount is in place already).
-			"--lifecycle-kubeconfig", filepath.Join(c.RootDir, adminKubeconfig),
-			"--lifecycle-context", "base",
-			"--workspace", providerWorkspace,
-			"--openfga-url", c.OpenFGAURL(),
-			"--workspace-type", "root:" + securityType,
-			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetSecurityOperatorMetrics),
-			"--health-probe-bind-address", health,
-		}, c.SecurityOperatorArgs...),
+		// The extra arguments last: they may replace any of these.
+		Args:  append(args, c.SecurityOperatorArgs...),
 		Ready: func(ctx context.Context) error { return waitHTTPOK(ctx, "http://"+health+"/readyz") },
 	}
 	if c.ExternalOpenFGA != "" {
 		comp.Env = []platformenv.Entry{{Key: "OPENFGA_URL", Value: c.ExternalOpenFGA}}
-	} else {
-		// Tuple writes (one per account) over the platform's OpenFGA's
-		// gRPC port, sparing it its HTTP gateway.
-		// (Before the extra arguments, which may replace it.)
-		comp.Args = append([]string{"--openfga-grpc-addr", fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetOpenFGAGRPC)}, comp.Args...)
 	}
 	return comp
 }
