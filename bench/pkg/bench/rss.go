@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -16,42 +17,48 @@ import (
 // ParseVmRSS extracts the VmRSS line of a /proc/<pid>/status document and
 // returns the resident set size in bytes.
 func ParseVmRSS(r io.Reader) (int64, error) {
+	fields, line, err := statusField(r, "VmRSS")
+	if err != nil {
+		return 0, fmt.Errorf("%w (kernel thread or zombie process?)", err)
+	}
+	if len(fields) == 0 {
+		return 0, fmt.Errorf("malformed VmRSS line %q", line)
+	}
+	v, err := strconv.ParseInt(fields[0], 10, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("malformed VmRSS value in %q", line)
+	}
+	mult := int64(1024) // the kernel always reports kB
+	if len(fields) > 1 {
+		switch strings.ToLower(fields[1]) {
+		case "kb":
+			mult = 1024
+		case "mb":
+			mult = 1024 * 1024
+		case "gb":
+			mult = 1024 * 1024 * 1024
+		case "b":
+			mult = 1
+		default:
+			return 0, fmt.Errorf("unknown VmRSS unit in %q", line)
+		}
+	}
+	return v * mult, nil
+}
+
+// statusField finds the line of field in a /proc/<pid>/status document
+// and returns the words after its colon, and the line.
+func statusField(r io.Reader, field string) ([]string, string, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, "VmRSS:")
-		if !ok {
-			continue
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			return strings.Fields(rest), sc.Text(), nil
 		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 {
-			return 0, fmt.Errorf("malformed VmRSS line %q", line)
-		}
-		v, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil || v < 0 {
-			return 0, fmt.Errorf("malformed VmRSS value in %q", line)
-		}
-		mult := int64(1024) // the kernel always reports kB
-		if len(fields) > 1 {
-			switch strings.ToLower(fields[1]) {
-			case "kb":
-				mult = 1024
-			case "mb":
-				mult = 1024 * 1024
-			case "gb":
-				mult = 1024 * 1024 * 1024
-			case "b":
-				mult = 1
-			default:
-				return 0, fmt.Errorf("unknown VmRSS unit in %q", line)
-			}
-		}
-		return v * mult, nil
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err
+		return nil, "", err
 	}
-	return 0, fmt.Errorf("no VmRSS line found (kernel thread or zombie process?)")
+	return nil, "", fmt.Errorf("no %s line found", field)
 }
 
 // ReadRSS returns the resident set size in bytes of process pid, read from
@@ -95,26 +102,18 @@ func SampleRSS(ctx context.Context, rep *Report, pid int, settle time.Duration, 
 // ParseStatusKB returns field (for example "RssAnon") of a
 // /proc/<pid>/status document in bytes (the kernel writes kB).
 func ParseStatusKB(r io.Reader, field string) (int64, error) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), field+":")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("malformed %s line %q", field, sc.Text())
-		}
-		v, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil || v < 0 {
-			return 0, fmt.Errorf("malformed %s value in %q", field, sc.Text())
-		}
-		return v * 1024, nil
-	}
-	if err := sc.Err(); err != nil {
+	fields, line, err := statusField(r, field)
+	if err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("no %s line found", field)
+	if len(fields) != 2 || fields[1] != "kB" {
+		return 0, fmt.Errorf("malformed %s line %q", field, line)
+	}
+	v, err := strconv.ParseInt(fields[0], 10, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("malformed %s value in %q", field, line)
+	}
+	return v * 1024, nil
 }
 
 // SampleRSSSplit records the parts of pid's resident set: anonymous
@@ -132,7 +131,7 @@ func SampleRSSSplit(rep *Report, pid int, prefix, when string) error {
 		{"RssAnon", "anon", "RssAnon (heap, stacks)"},
 		{"RssFile", "file", "RssFile (mapped file pages)"},
 	} {
-		v, err := ParseStatusKB(strings.NewReader(string(status)), f.field)
+		v, err := ParseStatusKB(bytes.NewReader(status), f.field)
 		if err != nil {
 			return fmt.Errorf("pid %d: %w", pid, err)
 		}
