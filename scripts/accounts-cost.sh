@@ -25,7 +25,7 @@ ROOT=$OUT/root
 
 "$BIN/meshplane-platform" --root-directory "$ROOT" --port-base "$PB" --demo-users=false >"$OUT/platform.log" 2>&1 &
 LPID=$!
-trap 'kill -TERM $LPID 2>/dev/null || true; wait $LPID 2>/dev/null || true' EXIT
+trap 'kill -TERM $LPID 2>/dev/null || true; wait $LPID 2>/dev/null || true; rm -rf "$OUT"' EXIT
 for ((i = 0; i < 300; i++)); do
 	[[ -f $ROOT/platform.env ]] && break
 	kill -0 $LPID 2>/dev/null || break
