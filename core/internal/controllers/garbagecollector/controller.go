@@ -23,9 +23,9 @@
 // A resource type is watched from when a holder (the built-in types, or
 // a logical cluster serving the type) needs it; an owner of a type
 // created and deleted before its watch started is never seen deleted.
-// Every list of a source catches up (see replace): owners of its kind
-// that dependents name but the list lacks are verified again through
-// their dependents, each with a live read, as kube's collector verifies
+// Every list of a source catches up (see replace): owners of its kind,
+// in the clusters it serves, that dependents name but the list lacks are
+// verified again through their dependents, each with a live read, as kube's collector verifies
 // the "virtual" owners it has not observed.
 package garbagecollector
 
@@ -180,17 +180,20 @@ func (c *Controller) observe(s Source, obj any, deleted bool) {
 	}
 }
 
-// replace follows a (re)list of a source: nodes not listed went while no
-// watch ran, and every dependent listed is checked again. So is every
-// dependent of an owner of the source's kinds the list lacks: the owner
+// replace follows a (re)list of a source whose objects in the clusters
+// of in it holds: nodes not listed went while no watch ran, and every
+// dependent listed is checked again. So is every dependent of an owner
+// of the source's kinds in those clusters that the list lacks: the owner
 // went before the watch ran (a type watched a moment after it is served,
-// a watch down for a while), and no watch saw it go.
-func (c *Controller) replace(s Source, list []any) {
+// a watch down for a while), and no watch saw it go. Owners of the same
+// kind elsewhere (another cluster's type of that name, stored under
+// another prefix) are not this list's to judge.
+func (c *Controller) replace(s Source, in clusterSet, list []any) {
 	present := map[uid]bool{}
 	listed := make(map[uid]bool, len(list))
-	kinds := map[string]bool{}
+	kinds := map[schema.GroupKind]bool{}
 	if !s.GroupKind.Empty() {
-		kinds[s.GroupKind.String()] = true
+		kinds[s.GroupKind] = true
 	}
 	for _, obj := range list {
 		o, m, ok := objectOf(s, obj)
@@ -199,7 +202,9 @@ func (c *Controller) replace(s Source, list []any) {
 		}
 		id := uid{o.Cluster, o.UID}
 		listed[id] = true
-		kinds[o.GroupKind] = true
+		if s.KindPerObject {
+			kinds[kindOf(s, obj)] = true
+		}
 		if len(m.GetOwnerReferences()) > 0 {
 			present[id] = true
 		}
@@ -221,7 +226,7 @@ func (c *Controller) replace(s Source, list []any) {
 		}
 	}
 	for gk := range kinds {
-		for _, owner := range c.graph.ownersOfKind(gk) {
+		for _, owner := range c.graph.ownersOfKind(gk, in) {
 			if listed[owner] {
 				continue
 			}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -40,16 +41,19 @@ type node struct {
 }
 
 // graph indexes dependents by (cluster, owner UID), and the owners by
-// the kind their dependents' references name.
+// cluster and by the kind their dependents' references name.
 type graph struct {
 	mu         sync.RWMutex
 	nodes      map[uid]*node
-	dependents map[uid]map[uid]bool   // owner -> dependent -> blockOwnerDeletion
-	ownerKinds map[string]map[uid]int // owner kind -> owner -> references
+	dependents map[uid]map[uid]bool // owner -> dependent -> blockOwnerDeletion
+	// ownerKinds: cluster -> owner kind -> owner -> references. Per
+	// cluster, so that a list catches up in the clusters it serves only.
+	ownerKinds map[string]map[schema.GroupKind]map[types.UID]int
 }
 
 func newGraph() *graph {
-	return &graph{nodes: map[uid]*node{}, dependents: map[uid]map[uid]bool{}, ownerKinds: map[string]map[uid]int{}}
+	return &graph{nodes: map[uid]*node{}, dependents: map[uid]map[uid]bool{},
+		ownerKinds: map[string]map[schema.GroupKind]map[types.UID]int{}}
 }
 
 // set records obj's ownerReferences (none removes it). It returns the
@@ -76,11 +80,7 @@ func (g *graph) set(source string, obj object, owners []metav1.OwnerReference) (
 			g.dependents[oid] = map[uid]bool{}
 		}
 		g.dependents[oid][id] = g.dependents[oid][id] || (o.BlockOwnerDeletion != nil && *o.BlockOwnerDeletion)
-		gk := groupKindOf(o).String()
-		if g.ownerKinds[gk] == nil {
-			g.ownerKinds[gk] = map[uid]int{}
-		}
-		g.ownerKinds[gk][oid]++
+		g.countOwnerLocked(obj.Cluster, groupKindOf(o), o.UID, 1)
 	}
 	return old, true
 }
@@ -106,12 +106,31 @@ func (g *graph) unlinkLocked(id uid, n *node) {
 		if len(g.dependents[oid]) == 0 {
 			delete(g.dependents, oid)
 		}
-		gk := groupKindOf(o).String()
-		if g.ownerKinds[gk][oid]--; g.ownerKinds[gk][oid] <= 0 {
-			delete(g.ownerKinds[gk], oid)
-			if len(g.ownerKinds[gk]) == 0 {
-				delete(g.ownerKinds, gk)
-			}
+		g.countOwnerLocked(id.cluster, groupKindOf(o), o.UID, -1)
+	}
+}
+
+// countOwnerLocked adds delta to the references to owner (cluster, id)
+// of kind gk, forgetting it at zero.
+func (g *graph) countOwnerLocked(cluster string, gk schema.GroupKind, id types.UID, delta int) {
+	kinds := g.ownerKinds[cluster]
+	if kinds == nil {
+		kinds = map[schema.GroupKind]map[types.UID]int{}
+		g.ownerKinds[cluster] = kinds
+	}
+	owners := kinds[gk]
+	if owners == nil {
+		owners = map[types.UID]int{}
+		kinds[gk] = owners
+	}
+	if owners[id] += delta; owners[id] > 0 {
+		return
+	}
+	delete(owners, id)
+	if len(owners) == 0 {
+		delete(kinds, gk)
+		if len(kinds) == 0 {
+			delete(g.ownerKinds, cluster)
 		}
 	}
 }
@@ -149,13 +168,31 @@ func (g *graph) dependentsOf(cluster string, owner types.UID) []dependent {
 }
 
 // ownersOfKind lists the owners the references of dependents name as of
-// kind gk (<Kind>[.<group>]), in every cluster.
-func (g *graph) ownersOfKind(gk string) []uid {
+// kind gk, in the clusters of in (nil: in every cluster).
+func (g *graph) ownersOfKind(gk schema.GroupKind, in clusterSet) []uid {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	out := make([]uid, 0, len(g.ownerKinds[gk]))
-	for id := range g.ownerKinds[gk] {
-		out = append(out, id)
+	var out []uid
+	add := func(cluster string) {
+		for id := range g.ownerKinds[cluster][gk] {
+			out = append(out, uid{cluster, id})
+		}
+	}
+	switch {
+	case in == nil:
+		for cluster := range g.ownerKinds {
+			add(cluster)
+		}
+	case len(in) < len(g.ownerKinds):
+		for cluster := range in {
+			add(cluster)
+		}
+	default:
+		for cluster := range g.ownerKinds {
+			if in[cluster] {
+				add(cluster)
+			}
+		}
 	}
 	return out
 }

@@ -3,12 +3,14 @@ package garbagecollector
 import (
 	"context"
 	"errors"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -80,27 +82,36 @@ func TestGraphReplace(t *testing.T) {
 }
 
 func TestGraphOwnersOfKind(t *testing.T) {
+	configMap, widgetKind := schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Group: "example.com", Kind: "Widget"}
 	g := newGraph()
 	g.set("cm", object{Cluster: "a", UID: "1"}, []metav1.OwnerReference{owned("o", false)})
 	g.set("cm", object{Cluster: "b", UID: "1"}, []metav1.OwnerReference{owned("o", false)})
 	widget := metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Widget", Name: "w", UID: "w"}
 	g.set("cm", object{Cluster: "a", UID: "2"}, []metav1.OwnerReference{owned("o", false), widget})
-	if got := g.ownersOfKind("ConfigMap"); len(got) != 2 {
+	if got := g.ownersOfKind(configMap, nil); len(got) != 2 {
 		t.Fatalf("ConfigMap owners: got %v, want a/o and b/o", got)
 	}
-	if got := g.ownersOfKind("Widget.example.com"); len(got) != 1 || got[0] != (uid{"a", "w"}) {
+	for _, in := range []clusterSet{{"b": true}, {"b": true, "c": true, "d": true}} {
+		if got := g.ownersOfKind(configMap, in); len(got) != 1 || got[0] != (uid{"b", "o"}) {
+			t.Fatalf("ConfigMap owners in %v: got %v, want b/o only", in, got)
+		}
+	}
+	if got := g.ownersOfKind(configMap, clusterSet{}); len(got) != 0 {
+		t.Fatalf("ConfigMap owners in no cluster: got %v", got)
+	}
+	if got := g.ownersOfKind(widgetKind, nil); len(got) != 1 || got[0] != (uid{"a", "w"}) {
 		t.Fatalf("Widget owners: got %v, want a/w", got)
 	}
 	g.remove("a", "2")
-	if got := g.ownersOfKind("Widget.example.com"); len(got) != 0 {
+	if got := g.ownersOfKind(widgetKind, nil); len(got) != 0 {
 		t.Fatalf("Widget owners after its only dependent went: %v", got)
 	}
-	if got := g.ownersOfKind("ConfigMap"); len(got) != 2 {
+	if got := g.ownersOfKind(configMap, nil); len(got) != 2 {
 		t.Fatalf("a/o keeps its other dependent: got %v", got)
 	}
 	g.replace("cm", nil)
-	if got := g.ownersOfKind("ConfigMap"); len(got) != 0 {
-		t.Fatalf("no dependents left, owners %v", got)
+	if got := g.ownersOfKind(configMap, nil); len(got) != 0 || len(g.ownerKinds) != 0 {
+		t.Fatalf("no dependents left, owners %v, index %v", got, g.ownerKinds)
 	}
 }
 
@@ -173,6 +184,12 @@ func TestWatchesHold(t *testing.T) {
 		t.Fatalf("made %v, want late on a's next hold", made)
 	}
 	shared := waitStarted("shared")
+	if in := w.serves(w.running["shared"]); !maps.Equal(in, clusterSet{"a": true, "b": true}) {
+		t.Fatalf("shared serves %v, want its holders a and b", in)
+	}
+	if !w.watching("late", "a") || w.watching("late", "b") || w.watching("other", "a") {
+		t.Fatal("late is watched for its holder a only")
+	}
 	if stopped := w.hold(ctx, "a", nil, start); !slices.Equal(stopped, []string{"late"}) {
 		t.Fatalf("a lets go of everything: stopped %v, want late (b still needs shared)", stopped)
 	}
@@ -184,6 +201,22 @@ func TestWatchesHold(t *testing.T) {
 	}
 	if len(w.held) != 0 || len(w.running) != 0 {
 		t.Fatalf("nothing held: held %v running %v", w.held, w.running)
+	}
+}
+
+// TestWatchesBuiltinServesEveryCluster: a source the built-in holder
+// needs lists and watches every cluster's objects.
+func TestWatchesBuiltinServesEveryCluster(t *testing.T) {
+	var w watches
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.hold(ctx, Builtin, map[string]MakeSource{"builtin:configmaps": func() (Source, error) { return Source{}, nil }},
+		func(context.Context, Source, *run) {})
+	if in := w.serves(w.running["builtin:configmaps"]); in != nil {
+		t.Fatalf("a built-in source serves %v, want every cluster (nil)", in)
+	}
+	if !w.watching("builtin:configmaps", "any") {
+		t.Fatal("a built-in source watches every cluster")
 	}
 }
 

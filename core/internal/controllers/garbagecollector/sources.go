@@ -2,6 +2,7 @@ package garbagecollector
 
 import (
 	"context"
+	"maps"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -45,9 +46,13 @@ type watches struct {
 	running map[string]*run
 }
 
+// clusterSet is a set of logical clusters; nil stands for every cluster.
+type clusterSet map[string]bool
+
 // run is one watched source.
 type run struct {
-	holders int
+	// holders need it: Builtin, or the clusters serving its type.
+	holders map[string]bool
 	cancel  context.CancelFunc
 	// listed: its first list is in the graph.
 	listed bool
@@ -72,6 +77,28 @@ func (w *watches) synced() bool {
 		}
 	}
 	return len(w.running) > 0
+}
+
+// serves lists the clusters whose objects of its type r's lists hold:
+// every cluster for a built-in type, else the clusters holding it.
+func (w *watches) serves(r *run) clusterSet {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r.holders[Builtin] {
+		return nil
+	}
+	in := make(clusterSet, len(r.holders))
+	maps.Copy(in, r.holders)
+	return in
+}
+
+// watching reports whether source id is watched for cluster's objects:
+// a change of them reaches the graph, or a list catches up with it.
+func (w *watches) watching(id, cluster string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.running[id]
+	return r != nil && (r.holders[Builtin] || r.holders[cluster])
 }
 
 // hold makes holder need exactly the sources of want: it starts those no
@@ -120,11 +147,11 @@ func (w *watches) hold(ctx context.Context, holder string, want map[string]MakeS
 				continue
 			}
 			sctx, cancel := context.WithCancel(ctx)
-			r = &run{cancel: cancel}
+			r = &run{holders: map[string]bool{}, cancel: cancel}
 			w.running[id] = r
 			go start(sctx, s, r)
 		}
-		r.holders++
+		r.holders[holder] = true
 		now[id] = true
 	}
 	for id := range old {
@@ -132,7 +159,7 @@ func (w *watches) hold(ctx context.Context, holder string, want map[string]MakeS
 			continue
 		}
 		if r := w.running[id]; r != nil {
-			if r.holders--; r.holders == 0 {
+			if delete(r.holders, holder); len(r.holders) == 0 {
 				r.cancel()
 				delete(w.running, id)
 				stopped = append(stopped, id)
@@ -167,7 +194,7 @@ func (s *sink) Add(obj any) error    { s.c.observe(s.source, obj, false); return
 func (s *sink) Update(obj any) error { s.c.observe(s.source, obj, false); return nil }
 func (s *sink) Delete(obj any) error { s.c.observe(s.source, obj, true); return nil }
 func (s *sink) Replace(list []any, _ string) error {
-	s.c.replace(s.source, list)
+	s.c.replace(s.source, s.c.watches.serves(s.run), list)
 	s.c.watches.markListed(s.run)
 	return nil
 }
@@ -187,18 +214,23 @@ func objectOf(s Source, obj any) (object, metav1.Object, bool) {
 	if err != nil {
 		return object{}, nil, false
 	}
-	gk := s.GroupKind
-	if s.KindPerObject {
-		if ro, ok := obj.(runtime.Object); ok {
-			if k := ro.GetObjectKind().GroupVersionKind().GroupKind(); !k.Empty() {
-				gk = k
-			}
-		}
-	}
+	gk := kindOf(s, obj)
 	if gk.Empty() {
 		klog.V(4).InfoS("Object without kind", "source", s.ID, "name", m.GetName())
 		return object{}, nil, false
 	}
 	return object{Cluster: m.GetAnnotations()[clusters.Annotation], GroupKind: gk.String(), Namespace: m.GetNamespace(),
 		Name: m.GetName(), UID: m.GetUID()}, m, true
+}
+
+// kindOf is the kind of a stored object of s.
+func kindOf(s Source, obj any) schema.GroupKind {
+	if s.KindPerObject {
+		if ro, ok := obj.(runtime.Object); ok {
+			if k := ro.GetObjectKind().GroupVersionKind().GroupKind(); !k.Empty() {
+				return k
+			}
+		}
+	}
+	return s.GroupKind
 }
