@@ -80,7 +80,8 @@ func (p *parts) customKind(cluster string, gk schema.GroupKind) (garbagecollecto
 		if err != nil {
 			return garbagecollector.Kind{}, false
 		}
-		return garbagecollector.Kind{Resource: reg, Namespaced: c.Spec.Scope == apiextensionsv1.NamespaceScoped}, true
+		return garbagecollector.Kind{Resource: reg, Namespaced: c.Spec.Scope == apiextensionsv1.NamespaceScoped,
+			Source: crd.StoragePrefix(c)}, true
 	}
 	return garbagecollector.Kind{}, false
 }
@@ -107,13 +108,14 @@ func builtinGCKinds(storage builtin.Storage) (map[schema.GroupKind]garbagecollec
 				continue
 			}
 			gk := schema.GroupKind{Group: gv.Group, Kind: gvks[0].Kind}
-			if _, ok := kinds[gk]; !ok {
-				kinds[gk] = garbagecollector.Kind{Resource: res, Namespaced: scoper.NamespaceScoped()}
-			}
 			gr := gv.WithResource(path).GroupResource()
+			id := "builtin:" + gr.String()
+			if _, ok := kinds[gk]; !ok {
+				kinds[gk] = garbagecollector.Kind{Resource: res, Namespaced: scoper.NamespaceScoped(), Source: id}
+			}
 			if !seen[gr] {
 				seen[gr] = true
-				sources = append(sources, garbagecollector.Source{ID: "builtin:" + gr.String(), GroupKind: gk, Resource: gr, Storage: watched})
+				sources = append(sources, garbagecollector.Source{ID: id, GroupKind: gk, Resource: gr, Storage: watched})
 			}
 		}
 	}

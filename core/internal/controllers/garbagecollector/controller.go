@@ -15,7 +15,10 @@
 //  3. alive with ownerReferences (reconcile_owners.go): verify each owner
 //     with a live read; if none is left alive, delete the object (in the
 //     foreground when an owner waits for it, else as its own finalizers
-//     ask); if some are, drop the references to the absent ones.
+//     ask); if some are, drop the references to the absent ones. An owner
+//     kept that no watch covers (its kind not watched in its cluster, or
+//     not served there yet) is read again a minute later, as kube reads
+//     again the "virtual" owners its informers have not observed.
 //
 // Steps 1 and 2 wait until every watch has listed once: before, the
 // dependents index may be incomplete.
@@ -58,6 +61,9 @@ type Resource interface {
 type Kind struct {
 	Resource   Resource
 	Namespaced bool
+	// Source is the ID of the source whose watch sees the kind's objects
+	// in that cluster.
+	Source string
 }
 
 // Controller is the garbage collector.
@@ -288,21 +294,23 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 	case m.GetDeletionTimestamp() != nil:
 		return 0, nil // going anyway
 	case len(m.GetOwnerReferences()) > 0:
-		return 0, c.ownersSt.reconcile(ctx, o, kind.Namespaced, m.GetOwnerReferences(), m.GetFinalizers())
+		return c.ownersSt.reconcile(ctx, o, kind.Namespaced, m.GetOwnerReferences(), m.GetFinalizers())
 	}
 	return 0, nil
 }
 
 func hasFinalizer(m metav1.Object, f string) bool { return slices.Contains(m.GetFinalizers(), f) }
 
-// ownerState reads the owner ref names, as seen from dependent o.
+// ownerState reads the owner ref names, as seen from dependent o. An
+// owner present is unobserved when no watch of its kind covers its
+// cluster: nothing would tell its dependents that it went.
 func (c *Controller) ownerState(ctx context.Context, o object, namespaced bool, ref metav1.OwnerReference) (ownerState, error) {
 	if c.gone.has(uid{o.Cluster, ref.UID}) {
 		return ownerAbsent, nil // seen deleted: a UID never comes back
 	}
 	kind, ok := c.Lookup(o.Cluster, groupKindOf(ref))
 	if !ok {
-		return ownerUnresolvable, nil
+		return ownerUnobserved, nil // not served yet: look again
 	}
 	ns := ""
 	if kind.Namespaced {
@@ -328,6 +336,8 @@ func (c *Controller) ownerState(ctx context.Context, o object, namespaced bool, 
 		return ownerAbsent, nil // a namesake, not the owner
 	case m.GetDeletionTimestamp() != nil && hasFinalizer(m, metav1.FinalizerDeleteDependents):
 		return ownerWaiting, nil
+	case !c.watches.watching(kind.Source, o.Cluster):
+		return ownerUnobserved, nil
 	}
 	return ownerSolid, nil
 }

@@ -3,6 +3,7 @@ package garbagecollector
 import (
 	"context"
 	"slices"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,10 +19,20 @@ const (
 	ownerAbsent
 	// ownerWaiting is being deleted in the foreground.
 	ownerWaiting
-	// ownerUnresolvable names a kind the cluster does not serve, or a
-	// namespaced owner of a cluster-scoped object; kept like a solid one.
+	// ownerUnresolvable is a namespaced owner of a cluster-scoped object;
+	// kept like a solid one.
 	ownerUnresolvable
+	// ownerUnobserved exists but no watch would see it go, or is of a
+	// kind the cluster does not serve (yet): kept like a solid one, and
+	// read again after recheckUnobserved (kube's collector requeues its
+	// "virtual" owner nodes the same way, until an informer observes
+	// them or a live read finds them absent).
+	ownerUnobserved
 )
+
+// recheckUnobserved is when a dependent of an unobserved owner is looked
+// at again.
+const recheckUnobserved = time.Minute
 
 // ownersStep deletes an object none of whose owners is alive, and drops
 // references to absent owners from an object that still has a live one.
@@ -33,15 +44,21 @@ type ownersStep struct {
 	delete          func(ctx context.Context, o object, policy metav1.DeletionPropagation) error
 }
 
-func (s ownersStep) reconcile(ctx context.Context, o object, namespaced bool, refs []metav1.OwnerReference, finalizers []string) error {
+// reconcile returns when to look at o again: while an owner kept is
+// unobserved.
+func (s ownersStep) reconcile(ctx context.Context, o object, namespaced bool, refs []metav1.OwnerReference, finalizers []string) (time.Duration, error) {
 	var solid, gone []types.UID
 	waiting := false
+	var recheck time.Duration
 	for _, ref := range refs {
 		state, err := s.owner(ctx, o, namespaced, ref)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		switch state {
+		case ownerUnobserved:
+			recheck = recheckUnobserved
+			solid = append(solid, ref.UID)
 		case ownerSolid, ownerUnresolvable:
 			solid = append(solid, ref.UID)
 		case ownerAbsent:
@@ -53,16 +70,16 @@ func (s ownersStep) reconcile(ctx context.Context, o object, namespaced bool, re
 	}
 	switch {
 	case len(solid) > 0 && len(gone) > 0:
-		return s.removeOwnerRefs(ctx, o, gone...)
+		return recheck, s.removeOwnerRefs(ctx, o, gone...)
 	case len(solid) > 0:
-		return nil
+		return recheck, nil
 	case waiting && s.hasDependents(o.Cluster, o.UID):
 		// Deleted in the foreground too; its own dependents must not
 		// block it on a cycle back to the owner.
 		if err := s.unblock(ctx, o); err != nil {
-			return err
+			return 0, err
 		}
-		return s.delete(ctx, o, metav1.DeletePropagationForeground)
+		return 0, s.delete(ctx, o, metav1.DeletePropagationForeground)
 	}
 	policy := metav1.DeletePropagationBackground
 	switch {
@@ -71,5 +88,5 @@ func (s ownersStep) reconcile(ctx context.Context, o object, namespaced bool, re
 	case slices.Contains(finalizers, metav1.FinalizerDeleteDependents):
 		policy = metav1.DeletePropagationForeground
 	}
-	return s.delete(ctx, o, policy)
+	return 0, s.delete(ctx, o, policy)
 }

@@ -88,9 +88,13 @@ func TestOwnersStep(t *testing.T) {
 		wantDelete    metav1.DeletionPropagation // "" for none
 		wantRemoved   []types.UID
 		wantUnblock   bool
+		wantRecheck   bool
 	}{
 		{name: "owner alive", states: map[types.UID]ownerState{"x": ownerSolid}},
-		{name: "owner kind not served", states: map[types.UID]ownerState{"x": ownerUnresolvable}},
+		{name: "namespaced owner of a cluster-scoped dependent", states: map[types.UID]ownerState{"x": ownerUnresolvable}},
+		{name: "owner unobserved", states: map[types.UID]ownerState{"x": ownerUnobserved}, wantRecheck: true},
+		{name: "owner unobserved, another gone", states: map[types.UID]ownerState{"x": ownerAbsent, "y": ownerUnobserved},
+			wantRemoved: []types.UID{"x"}, wantRecheck: true},
 		{name: "owner gone", states: map[types.UID]ownerState{"x": ownerAbsent}, wantDelete: metav1.DeletePropagationBackground},
 		{name: "owner gone, dependent asks for orphaning", states: map[types.UID]ownerState{"x": ownerAbsent},
 			finalizers: []string{metav1.FinalizerOrphanDependents}, wantDelete: metav1.DeletePropagationOrphan},
@@ -122,11 +126,13 @@ func TestOwnersStep(t *testing.T) {
 					refs = append(refs, ref(u))
 				}
 			}
-			if err := s.reconcile(context.Background(), dep, true, refs, tc.finalizers); err != nil {
+			recheck, err := s.reconcile(context.Background(), dep, true, refs, tc.finalizers)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if deleted != tc.wantDelete || !slices.Equal(removed, tc.wantRemoved) || unblocked != tc.wantUnblock {
-				t.Fatalf("deleted=%q removed=%v unblocked=%v; want %q %v %v", deleted, removed, unblocked, tc.wantDelete, tc.wantRemoved, tc.wantUnblock)
+			if deleted != tc.wantDelete || !slices.Equal(removed, tc.wantRemoved) || unblocked != tc.wantUnblock || (recheck > 0) != tc.wantRecheck {
+				t.Fatalf("deleted=%q removed=%v unblocked=%v recheck=%v; want %q %v %v %v", deleted, removed, unblocked, recheck > 0,
+					tc.wantDelete, tc.wantRemoved, tc.wantUnblock, tc.wantRecheck)
 			}
 		})
 	}
