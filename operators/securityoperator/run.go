@@ -183,9 +183,9 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		// initializing workspaces that bind it), engaged or not: one not
 		// there yet is waited for, its arrival handles the workspace again
 		// (the watch below).
-		AccountInfo: func(ctx context.Context, cluster string) (*corev1alpha1.AccountInfo, bool, error) {
+		AccountInfo: func(ctx context.Context, cluster string) (*corev1alpha1.AccountInfo, error) {
 			info, _ := dispatch.GetCopy(shared, &corev1alpha1.AccountInfo{}, cluster, corev1alpha1.AccountInfoName)
-			return info, true, nil
+			return info, nil
 		},
 		WriteTuples: fgaClient.Write,
 		ReadTuples:  fgaClient.Read,

@@ -38,9 +38,8 @@ type Deps struct {
 	CoreModule string
 	// AccountInfo, when set, reads a workspace's AccountInfo for the
 	// initializer without a request (the operator's cache; nil when it has
-	// none yet); known false means the cache cannot tell, and the lifecycle
-	// client reads it, as when AccountInfo is nil.
-	AccountInfo func(ctx context.Context, cluster string) (info *corev1alpha1.AccountInfo, known bool, err error)
+	// none yet); when unset, the lifecycle client reads it.
+	AccountInfo func(ctx context.Context, cluster string) (*corev1alpha1.AccountInfo, error)
 	// WriteTuples and ReadTuples act on an OpenFGA store.
 	WriteTuples func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
 	ReadTuples  func(ctx context.Context, storeID, object string) ([]corev1alpha1.Tuple, error)
@@ -83,11 +82,10 @@ func accountInfo(ctx context.Context, c client.Client) (*corev1alpha1.AccountInf
 func Initializer(d Deps) lifecycle.Handler {
 	return func(ctx context.Context, c client.Client, cluster string, _ *kcpcorev1alpha1.LogicalCluster) (bool, time.Duration, error) {
 		var info *corev1alpha1.AccountInfo
-		known, err := false, error(nil)
+		var err error
 		if d.AccountInfo != nil {
-			info, known, err = d.AccountInfo(ctx, cluster)
-		}
-		if !known && err == nil {
+			info, err = d.AccountInfo(ctx, cluster)
+		} else {
 			info, err = accountInfo(ctx, c)
 		}
 		if err != nil {
