@@ -237,11 +237,12 @@ func (l *modelList) changed() {
 	l.gen++
 }
 
-// list returns a copy of every AuthorizationModel.
-func (l *modelList) list(ctx context.Context) ([]corev1alpha1.AuthorizationModel, error) {
+// list returns a copy of each AuthorizationModel keep accepts (only
+// those are copied: a Store's reconcile wants its own few of them all).
+func (l *modelList) list(ctx context.Context, keep func(*corev1alpha1.AuthorizationModel) bool) ([]corev1alpha1.AuthorizationModel, error) {
 	l.mu.Lock()
 	if l.items != nil && l.atGen == l.gen && time.Since(l.at) < listFor {
-		out := copyModels(l.items)
+		out := copyModels(l.items, keep)
 		l.mu.Unlock()
 		return out, nil
 	}
@@ -263,13 +264,16 @@ func (l *modelList) list(ctx context.Context) ([]corev1alpha1.AuthorizationModel
 		l.items, l.at, l.atGen = items, time.Now(), gen
 	}
 	l.mu.Unlock()
-	return copyModels(items), nil
+	return copyModels(items, keep), nil
 }
 
-func copyModels(in []corev1alpha1.AuthorizationModel) []corev1alpha1.AuthorizationModel {
-	out := make([]corev1alpha1.AuthorizationModel, len(in))
+// copyModels copies the models of in that keep accepts.
+func copyModels(in []corev1alpha1.AuthorizationModel, keep func(*corev1alpha1.AuthorizationModel) bool) []corev1alpha1.AuthorizationModel {
+	var out []corev1alpha1.AuthorizationModel
 	for i := range in {
-		in[i].DeepCopyInto(&out[i])
+		if keep(&in[i]) {
+			out = append(out, *in[i].DeepCopy())
+		}
 	}
 	return out
 }

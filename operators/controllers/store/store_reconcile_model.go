@@ -27,9 +27,9 @@ const ClusterAnnotation = "kcp.io/cluster"
 // syntax, a type another module already defines) is left out and its
 // AuthorizationModel says why; the others still apply.
 type modelStep struct {
-	// listModels lists every AuthorizationModel (each with its cluster in
-	// ClusterAnnotation).
-	listModels func(ctx context.Context) ([]corev1alpha1.AuthorizationModel, error)
+	// listModels lists the AuthorizationModels keep accepts (each with its
+	// cluster in ClusterAnnotation), copies the step may change.
+	listModels func(ctx context.Context, keep func(*corev1alpha1.AuthorizationModel) bool) ([]corev1alpha1.AuthorizationModel, error)
 	// boundResources lists the resources bound in the Store's
 	// organization; nil means none.
 	boundResources func(ctx context.Context, st *state) ([]fga.Resource, error)
@@ -121,15 +121,15 @@ func (s *modelStep) reconcile(ctx context.Context, st *state) result {
 		setCondition(store, corev1alpha1.ConditionModelWritten, metav1.ConditionFalse, reason, msg)
 		return wait(after)
 	}
-	all, err := s.listModels(ctx)
+	mine, err := s.listModels(ctx, func(m *corev1alpha1.AuthorizationModel) bool {
+		return references(m, st) && m.DeletionTimestamp.IsZero()
+	})
 	if err != nil {
 		return fail(corev1alpha1.ReasonError, fmt.Sprintf("listing AuthorizationModels: %v", err), 5*time.Second)
 	}
-	var refs []*corev1alpha1.AuthorizationModel
-	for i := range all {
-		if references(&all[i], st) && all[i].DeletionTimestamp.IsZero() {
-			refs = append(refs, &all[i])
-		}
+	refs := make([]*corev1alpha1.AuthorizationModel, len(mine))
+	for i := range mine {
+		refs[i] = &mine[i]
 	}
 	// Oldest first: a module that was there keeps its types when a newer
 	// one claims them too.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -118,7 +119,9 @@ func TestModelStep(t *testing.T) {
 	var written *openfgav1.AuthorizationModel
 	statuses := map[string]metav1.ConditionStatus{}
 	step := &modelStep{
-		listModels: func(context.Context) ([]corev1alpha1.AuthorizationModel, error) { return models, nil },
+		listModels: func(_ context.Context, keep func(*corev1alpha1.AuthorizationModel) bool) ([]corev1alpha1.AuthorizationModel, error) {
+			return copyModels(models, keep), nil
+		},
 		boundResources: func(context.Context, *state) ([]fga.Resource, error) {
 			return []fga.Resource{{Group: "db.example.io", Plural: "databases", Singular: "database", Namespaced: true}}, nil
 		},
@@ -249,12 +252,8 @@ func TestModelStepComposesOnlyWhenChanged(t *testing.T) {
 	models := []corev1alpha1.AuthorizationModel{am("widgets", "p1", "orgs1", widget, 100)}
 	writes := 0
 	step := &modelStep{
-		listModels: func(context.Context) ([]corev1alpha1.AuthorizationModel, error) {
-			out := make([]corev1alpha1.AuthorizationModel, len(models))
-			for i := range models {
-				models[i].DeepCopyInto(&out[i])
-			}
-			return out, nil
+		listModels: func(_ context.Context, keep func(*corev1alpha1.AuthorizationModel) bool) ([]corev1alpha1.AuthorizationModel, error) {
+			return copyModels(models, keep), nil
 		},
 		writeModel: func(_ context.Context, storeID, current string, m *openfgav1.AuthorizationModel) (string, bool, error) {
 			writes++
@@ -290,4 +289,28 @@ func TestModelStepComposesOnlyWhenChanged(t *testing.T) {
 	run(4, "new OpenFGA store")
 	step.forget(s)
 	run(5, "after the Store was deleted")
+}
+
+// TestModelListCopiesWhatIsKept: a shared list hands a reconcile copies of
+// the models it keeps only, and a change to one leaves the list as it was.
+func TestModelListCopiesWhatIsKept(t *testing.T) {
+	l := &modelList{items: []corev1alpha1.AuthorizationModel{
+		am("mine", "p1", "orgs1", "module mine", 100),
+		am("theirs", "p2", "elsewhere", "module theirs", 100),
+	}, at: time.Now()}
+	mine := func(m *corev1alpha1.AuthorizationModel) bool { return m.Spec.StoreRef.Cluster == "orgs1" }
+	got, err := l.list(context.Background(), mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Name != "mine" {
+		t.Fatalf("listed %v, want only mine", got)
+	}
+	got[0].Annotations[ClusterAnnotation] = "changed"
+	if l.items[0].Annotations[ClusterAnnotation] != "p1" {
+		t.Fatal("changing a listed model changed the shared list")
+	}
+	if none, _ := l.list(context.Background(), func(*corev1alpha1.AuthorizationModel) bool { return false }); len(none) != 0 {
+		t.Fatalf("nothing kept, listed %v", none)
+	}
 }
