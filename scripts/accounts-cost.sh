@@ -15,6 +15,8 @@
 # ACCOUNTS (1000), PORT_BASE (33000), PROFILE_DELAY (seconds after the
 # first create to take a 30 s CPU profile of the core; none by default).
 set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BIN=${1:-bin}
 ORGS=${ORGS:-100}
@@ -23,27 +25,12 @@ PB=${PORT_BASE:-33000}
 OUT=$(mktemp -d)
 ROOT=$OUT/root
 
-"$BIN/meshplane-platform" --root-directory "$ROOT" --port-base "$PB" --demo-users=false >"$OUT/platform.log" 2>&1 &
-LPID=$!
+start_platform "$BIN/meshplane-platform" "$ROOT" "$PB" "$OUT/platform.log"
+LPID=$PLATFORM_PID
 trap 'kill -TERM $LPID 2>/dev/null || true; wait $LPID 2>/dev/null || true; rm -rf "$OUT"' EXIT
-for ((i = 0; i < 300; i++)); do
-	[[ -f $ROOT/platform.env ]] && break
-	kill -0 $LPID 2>/dev/null || break
-	sleep 1
-done
-if [[ ! -f $ROOT/platform.env ]]; then
-	echo "accounts-cost.sh: the platform did not become ready; its log:" >&2
-	tail -20 "$OUT/platform.log" >&2
-	exit 1
-fi
-CPID='' OPID='' SPID=''
-for p in $(pgrep -P $LPID); do
-	case $(basename "$(readlink /proc/$p/exe)") in
-	meshplane) CPID=$p ;;
-	account-operator) OPID=$p ;;
-	security-operator) SPID=$p ;;
-	esac
-done
+wait_platform "$ROOT" "$OUT/platform.log" 20 accounts-cost.sh || exit 1
+platform_pids
+CPID=$CORE_PID OPID=$AOP_PID SPID=$SOP_PID
 KC=(kubectl --kubeconfig "$ROOT/admin.kubeconfig" --context shard-base)
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 snapshot() {

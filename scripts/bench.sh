@@ -28,6 +28,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+# shellcheck source=lib.sh
+. "$ROOT/scripts/lib.sh"
 
 for bin in bin/meshplane bin/meshplane-bench; do
 	if [[ ! -x $bin ]]; then
@@ -92,13 +94,9 @@ if [[ ${WS_MEM_BENCH:-1} != 0 ]]; then
 	F=$(free_port "$P" "$E")
 	wsm_kubectl() { kubectl --kubeconfig "$WSM/admin.kubeconfig" --context base "$@"; }
 	wsm_start() {
-		"$ROOT/bin/meshplane" start --root-directory "$WSM" --bind-address 127.0.0.1 --secure-port "$P" \
-			--embedded-etcd-client-port "$E" --embedded-etcd-peer-port "$F" ${MESHPLANE_ARGS:-} >>"$DIR/wsmem.log" 2>&1 &
-		WSM_PID=$!
-		for ((i = 0; i < 600; i++)); do
-			wsm_kubectl get --raw /readyz >/dev/null 2>&1 && return 0
-			sleep 0.2
-		done
+		start_core "$ROOT/bin/meshplane" "$WSM" "$P" "$E" "$F" "$DIR/wsmem.log" ${MESHPLANE_ARGS:-}
+		WSM_PID=$CORE_PID
+		wait_core "$WSM/admin.kubeconfig" && return 0
 		echo "bench.sh: core not ready, log:" >&2
 		tail -20 "$DIR/wsmem.log" >&2
 		return 1
@@ -266,32 +264,18 @@ if [[ ${ACCOUNTS_BENCH:-1} != 0 ]]; then
 	}
 	PB=$(free_range)
 	PLAT="$DIR/platform"
-	"$ROOT/bin/meshplane-platform" --root-directory "$PLAT" --port-base "$PB" --demo-users=false \
-		--account-operator-args "${ACCOUNT_OPERATOR_ARGS:-}" >"$DIR/platform.log" 2>&1 &
-	LPID=$!
+	start_platform "$ROOT/bin/meshplane-platform" "$PLAT" "$PB" "$DIR/platform.log" \
+		--account-operator-args "${ACCOUNT_OPERATOR_ARGS:-}"
+	LPID=$PLATFORM_PID
 	stop_platform() {
 		kill -TERM "$LPID" 2>/dev/null || true
 		wait "$LPID" 2>/dev/null || true
 	}
 	trap 'stop_platform; rm -rf "$DIR"' EXIT
-	for ((i = 0; i < 300; i++)); do
-		[[ -f $PLAT/platform.env ]] && break
-		kill -0 "$LPID" 2>/dev/null || break
-		sleep 1
-	done
-	if [[ ! -f $PLAT/platform.env ]]; then
-		echo "bench.sh: the platform did not become ready; its log:" >&2
-		tail -50 "$DIR/platform.log" >&2
-		exit 1
-	fi
+	wait_platform "$PLAT" "$DIR/platform.log" 50 bench.sh || exit 1
 	# The launcher's children, by name (the launcher's own process tree only).
-	OPID='' CPID=''
-	for p in $(pgrep -P "$LPID"); do
-		case $(basename "$(readlink "/proc/$p/exe")") in
-		account-operator) OPID=$p ;;
-		meshplane) CPID=$p ;;
-		esac
-	done
+	platform_pids
+	OPID=$AOP_PID CPID=$CORE_PID
 	{
 		echo
 		echo "## account-operator $(date -u +%Y-%m-%dT%H:%M:%SZ)"

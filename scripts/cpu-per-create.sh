@@ -9,17 +9,18 @@
 # N with 1 client and N with 8 clients (the 8-client figure is the second
 # run minus the first). Prints one line; the server is stopped at the end.
 set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 BIN=$1 P=$2 N=$3
 shift 3
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=$ROOT/bin/meshplane-bench
 D=$(mktemp -d)
-"$BIN" start --root-directory "$D" --bind-address 127.0.0.1 --secure-port "$P" \
-	--embedded-etcd-client-port $((P + 1)) --embedded-etcd-peer-port $((P + 2)) "$@" >"$D/log" 2>&1 &
-PID=$!
+start_core "$BIN" "$D" "$P" $((P + 1)) $((P + 2)) "$D/log" "$@"
+PID=$CORE_PID
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$D"' EXIT
 K=(kubectl --kubeconfig "$D/admin.kubeconfig" --context base)
-for _ in $(seq 600); do "${K[@]}" get --raw /readyz >/dev/null 2>&1 && break; sleep 0.2; done
+wait_core "$D/admin.kubeconfig" || true
 sleep 3
 rss_idle=$(awk '/VmRSS/{print $2}' /proc/$PID/status)
 common=(--kubeconfig "$D/admin.kubeconfig" --gets 0 --lists 0 --clusters 0 --workspaces 0 --workspace-tree 0
