@@ -123,6 +123,14 @@ func TestOrganizationAndAccount(t *testing.T) {
 	if err != nil || info != "team-a|root:orgs:acme:team-a|acme|acme|root:orgs:acme" {
 		t.Fatalf("AccountInfo in root:orgs:acme:team-a = %q (%v), want acme as organization and parent", info, err)
 	}
+	// Its type extends root:universal, as Platform Mesh's account type does:
+	// like every such kcp workspace it has the namespace default (so has
+	// root:orgs, of the orgs type).
+	for _, ws := range []string{"root:orgs:acme:team-a", "root:orgs"} {
+		if _, errOut, err := s.KubectlFor(ws).RunErr(t, "get", "namespace", "default"); err != nil {
+			t.Errorf("workspace %s has no namespace default: %v %s", ws, err, errOut)
+		}
+	}
 
 	// An organization belongs in root:orgs: one inside acme says so.
 	inAcme.RunStdin(t, accountYAML("nested", "org", "alice"), "create", "-f", "-")
