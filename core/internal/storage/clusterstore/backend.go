@@ -32,7 +32,7 @@ type Backend struct {
 	compactor etcd3.Compactor
 	stop      func()
 	prefix    string
-	// closeProbe closes the gRPC client that asked etcd about progress
+	// closeProbe closes the gRPC client that asks etcd about progress
 	// requests (NewBackendWithInProcessKV).
 	closeProbe func()
 
@@ -95,18 +95,20 @@ func NewBackendWithInProcessKV(kv *clientv3.Client, endpoints []string, prefix s
 	if etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress) {
 		return b, nil // asked before (the answer is process-wide)
 	}
-	probe, err := NewBackend(endpoints, prefix, compactInterval, nil)
+	// The probe is a bare client: the question needs no compactor and no
+	// Kubernetes wrapper.
+	probe, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 20 * time.Second,
+		DialKeepAliveTime: 30 * time.Second, Logger: clientLogger()})
 	if err != nil {
 		b.stop()
-		return nil, err
+		return nil, fmt.Errorf("connecting to etcd %v: %w", endpoints, err)
 	}
-	probe.stop()
 	// The check asks in the background, with the probe's context and
 	// retries: the probe is closed once the answer is in, or with the
 	// backend.
-	etcdfeature.DefaultFeatureSupportChecker.CheckClient(probe.client.Ctx(), probe.client.Client, storage.RequestWatchProgress)
+	etcdfeature.DefaultFeatureSupportChecker.CheckClient(probe.Ctx(), probe, storage.RequestWatchProgress)
 	var once sync.Once
-	b.closeProbe = func() { once.Do(func() { _ = probe.client.Close() }) }
+	b.closeProbe = func() { once.Do(func() { _ = probe.Close() }) }
 	go func() {
 		// Closing the probe cancels the check: wait for the answer (kube's
 		// checker retries for about a minute), polling less and less often;
@@ -118,7 +120,7 @@ func NewBackendWithInProcessKV(kv *clientv3.Client, endpoints []string, prefix s
 				return
 			}
 			select {
-			case <-probe.client.Ctx().Done():
+			case <-probe.Ctx().Done():
 				return
 			case <-time.After(wait):
 			}
