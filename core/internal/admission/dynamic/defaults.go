@@ -3,21 +3,15 @@ package dynamic
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshplane/meshplane/core/internal/apis/builtin"
 )
 
 // The defaults kube-apiserver stores with admission configuration
-// objects. The registry keeps objects as written, so the dispatchers get
-// defaulted copies: an unset selector matches everything, an unset
-// failure policy fails closed, and so on, exactly as on Kubernetes.
-
-func defaultRules(rules []admissionregistrationv1.RuleWithOperations) {
-	for i := range rules {
-		if rules[i].Scope == nil {
-			all := admissionregistrationv1.AllScopes
-			rules[i].Scope = &all
-		}
-	}
-}
+// objects. The dispatchers get defaulted copies (webhook configurations
+// are defaulted when decoded too, but one stored before that may lack
+// them): an unset selector matches everything, an unset failure policy
+// fails closed, and so on, exactly as on Kubernetes.
 
 func defaultSelector(s **metav1.LabelSelector) {
 	if *s == nil {
@@ -39,42 +33,15 @@ func defaultMatchPolicy(p **admissionregistrationv1.MatchPolicyType) {
 	}
 }
 
-func defaultTimeout(t **int32) {
-	if *t == nil {
-		ten := int32(10)
-		*t = &ten
-	}
-}
-
 func defaultedMutating(in *admissionregistrationv1.MutatingWebhookConfiguration) *admissionregistrationv1.MutatingWebhookConfiguration {
 	out := in.DeepCopy()
-	for i := range out.Webhooks {
-		h := &out.Webhooks[i]
-		defaultRules(h.Rules)
-		defaultSelector(&h.NamespaceSelector)
-		defaultSelector(&h.ObjectSelector)
-		defaultFailurePolicy(&h.FailurePolicy)
-		defaultMatchPolicy(&h.MatchPolicy)
-		defaultTimeout(&h.TimeoutSeconds)
-		if h.ReinvocationPolicy == nil {
-			never := admissionregistrationv1.NeverReinvocationPolicy
-			h.ReinvocationPolicy = &never
-		}
-	}
+	builtin.DefaultMutatingWebhooks(out)
 	return out
 }
 
 func defaultedValidating(in *admissionregistrationv1.ValidatingWebhookConfiguration) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	out := in.DeepCopy()
-	for i := range out.Webhooks {
-		h := &out.Webhooks[i]
-		defaultRules(h.Rules)
-		defaultSelector(&h.NamespaceSelector)
-		defaultSelector(&h.ObjectSelector)
-		defaultFailurePolicy(&h.FailurePolicy)
-		defaultMatchPolicy(&h.MatchPolicy)
-		defaultTimeout(&h.TimeoutSeconds)
-	}
+	builtin.DefaultValidatingWebhooks(out)
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,6 +133,71 @@ func TestMutatingWebhookPatches(t *testing.T) {
 		out := k.Run(t, "get", "configmap", name, "-n", "work", "-o", "jsonpath={.metadata.labels.mutated-by}")
 		return out == "webhook", "label mutated-by=" + out
 	})
+}
+
+// hungURL is an https URL whose server accepts connections and never
+// answers (not even the TLS handshake).
+func hungURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return "https://" + l.Addr().String() + "/hung"
+}
+
+// A webhook that never answers fails the request after its
+// timeoutSeconds, not after a client-wide default; a configuration
+// without timeoutSeconds reads back with kube's default, 10.
+func TestHungWebhookTimesOut(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	wh := startWebhook(t, allowAll) // only for its CA
+	_, k := newCluster(t, s, "adm-hung", "work")
+	hung := hungURL(t)
+	k.RunStdin(t, webhookConfig{kind: "ValidatingWebhookConfiguration", name: "unset", url: hung, caBundle: wh.CABundle,
+		extra: "  objectSelector:\n    matchLabels: {never: match}\n"}.yaml(), "apply", "-f", "-")
+	if got := k.Run(t, "get", "validatingwebhookconfiguration", "unset", "-o", "jsonpath={.webhooks[0].timeoutSeconds}"); got != "10" {
+		t.Errorf("timeoutSeconds of a webhook that sets none reads %q, want kube's default 10", got)
+	}
+
+	k.RunStdin(t, webhookConfig{kind: "ValidatingWebhookConfiguration", name: "hung", url: hung, caBundle: wh.CABundle,
+		extra: "  timeoutSeconds: 2\n"}.yaml(), "apply", "-f", "-")
+	n := 0
+	var stderr string
+	var took time.Duration
+	framework.Eventually(t, 60*time.Second, 200*time.Millisecond, "a create to fail on the hung webhook", func() (bool, string) {
+		n++
+		start := time.Now()
+		_, stderr, _ = k.RunErr(t, "create", "configmap", fmt.Sprintf("hung-%d", n), "-n", "work")
+		took = time.Since(start)
+		return strings.Contains(stderr, "failed calling webhook"), stderr
+	})
+	framework.RequireContains(t, stderr, "hung.test.meshplane.io", "the failure names the webhook")
+	if took < 2*time.Second || took > 9*time.Second {
+		t.Errorf("the request failed after %v, want its webhook's timeoutSeconds (2s) plus overhead", took)
+	}
 }
 
 // closedURL is an https URL nothing listens on.
