@@ -13,7 +13,11 @@
 #     and code).
 # Usage: scripts/accounts-cost.sh [BIN_DIR] (default bin); ORGS (100),
 # ACCOUNTS (1000), PORT_BASE (33000), PROFILE_DELAY (seconds after the
-# first create to take a 30 s CPU profile of the core; none by default).
+# first create to take a 30 s CPU profile of the core; none by default),
+# ACCOUNT_OPERATOR_ARGS (extra arguments for the account-operator, e.g.
+# "--profiling --soft-memory-limit 80Mi"), HEAP_PROFILE (a file for the
+# account-operator's heap profile right after the last Ready; needs
+# --profiling).
 set -euo pipefail
 
 BIN=${1:-bin}
@@ -23,7 +27,8 @@ PB=${PORT_BASE:-33000}
 OUT=$(mktemp -d)
 ROOT=$OUT/root
 
-"$BIN/meshplane-platform" --root-directory "$ROOT" --port-base "$PB" --demo-users=false >"$OUT/platform.log" 2>&1 &
+"$BIN/meshplane-platform" --root-directory "$ROOT" --port-base "$PB" --demo-users=false \
+	--account-operator-args "${ACCOUNT_OPERATOR_ARGS:-}" >"$OUT/platform.log" 2>&1 &
 LPID=$!
 trap 'kill -TERM $LPID 2>/dev/null || true; wait $LPID 2>/dev/null || true; rm -rf "$OUT"' EXIT
 for ((i = 0; i < 300; i++)); do
@@ -63,6 +68,7 @@ fi
 	--workspaces 0 --workspace-tree 0 --bindings 0 --vw-lists 0 --vw-watch-events 0 --vw-large=false \
 	--account-orgs "$ORGS" --accounts "$ACCOUNTS" --account-operator-pid "$OPID" --platform-core-pid "$CPID"
 C1=$(ticks $CPID) O1=$(ticks $OPID) S1=$(ticks $SPID)
+[[ -z ${HEAP_PROFILE:-} ]] || curl -s "http://127.0.0.1:$((PB + 3))/debug/pprof/heap" >"$HEAP_PROFILE"
 snapshot after
 [[ -z $PROF ]] || wait $PROF
 
