@@ -76,6 +76,8 @@ N=$((ORGS + ACCOUNTS))
 HZ=$(getconf CLK_TCK)
 echo
 echo "Per Account ($N): CPU ms core $(((C1 - C0) * 1000 / HZ / N)), account-operator $(((O1 - O0) * 1000 / HZ / N)), security-operator $(((S1 - S0) * 1000 / HZ / N))"
+gcs() { awk '$1 == "go_gc_duration_seconds_count" { print $2 }' "$OUT/aop-$1"; }
+echo "account-operator GC cycles over the run: $(($(gcs after) - $(gcs before)))"
 
 # per_account METRIC FILE-PREFIX LABEL...: the metric's increase over the
 # run per Account, by the labels named, largest first.

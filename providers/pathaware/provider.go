@@ -78,10 +78,9 @@ type Options struct {
 	// updated, deleted), after the path bookkeeping.
 	Handlers handlers.Handlers
 	// WildcardCache are the options of every endpoint's wildcard cache
-	// (its Scheme, HTTPClient and Mapper are the provider's). When its
-	// DefaultTransform is nil, objects are stored without
-	// metadata.managedFields (cache.TransformStripManagedFields): no
-	// controller reads them, and they were a third of the cache.
+	// (its Scheme, HTTPClient and Mapper are the endpoint's). When its
+	// DefaultTransform is nil, StoreTransform trims objects before they
+	// are stored.
 	WildcardCache cache.Options
 	// Resolve looks a cluster's path up when the object that announced the
 	// cluster (an APIBinding) does not carry kcp.io/path. Required.
@@ -136,7 +135,7 @@ func New(cfg *rest.Config, slice string, opts Options) (*Provider, error) {
 	}
 	co := opts.WildcardCache
 	if co.DefaultTransform == nil {
-		co.DefaultTransform = cache.TransformStripManagedFields()
+		co.DefaultTransform = StoreTransform
 	}
 	p := &Provider{slice: slice, cfg: cfg, scheme: opts.Scheme, cacheOpts: co,
 		recorders: mcrecorder.NewManager(opts.Scheme, log.WithName("recorders")),
