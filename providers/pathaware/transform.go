@@ -11,7 +11,7 @@ import (
 // metadata.managedFields is dropped (no controller here reads it; the
 // server keeps it on updates that do not send it), and an APIBinding's
 // status keeps only its phase and conditions, what the provider reads (the
-// bound resources and permission claims were two thirds of the object).
+// bound resources and permission claims were half of the object).
 // Read an APIBinding through a workspace's API reader for the rest.
 func StoreTransform(obj any) (any, error) {
 	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
