@@ -1,7 +1,10 @@
-// Package pathaware wraps kcp's multicluster-provider apiexport provider so
-// that a cluster can be looked up by its workspace path ("root:orgs") as
-// well as by its logical-cluster name, and so that one slow or broken
-// workspace never stalls the others.
+// Package pathaware is a multicluster-runtime provider of the workspaces
+// that bind an APIExport, as kcp's multicluster-provider apiexport provider
+// (v0.8) is, except that a cluster can be looked up by its workspace path
+// ("root:orgs") as well as by its logical-cluster name, that one slow or
+// broken workspace never stalls the others, and that a workspace costs a
+// view of what its endpoint shares (package scoped), not clients of its
+// own.
 //
 // The upstream provider runs its lifecycle handlers and the manager's
 // Engage inside the informer's event handler: a handler that blocks (a
