@@ -13,7 +13,11 @@
 #     and code).
 # Usage: scripts/accounts-cost.sh [BIN_DIR] (default bin); ORGS (100),
 # ACCOUNTS (1000), PORT_BASE (33000), PROFILE_DELAY (seconds after the
-# first create to take a 30 s CPU profile of the core; none by default).
+# first create to take a 30 s CPU profile of the core; none by default),
+# ACCOUNT_OPERATOR_ARGS (extra arguments for the account-operator, e.g.
+# "--profiling --soft-memory-limit 80Mi"), HEAP_PROFILE (a file for the
+# account-operator's heap profile right after the last Ready; needs
+# --profiling).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -25,7 +29,8 @@ PB=${PORT_BASE:-33000}
 OUT=$(mktemp -d)
 ROOT=$OUT/root
 
-start_platform "$BIN/meshplane-platform" "$ROOT" "$PB" "$OUT/platform.log"
+start_platform "$BIN/meshplane-platform" "$ROOT" "$PB" "$OUT/platform.log" \
+	--account-operator-args "${ACCOUNT_OPERATOR_ARGS:-}"
 LPID=$PLATFORM_PID
 trap 'kill -TERM $LPID 2>/dev/null || true; wait $LPID 2>/dev/null || true; rm -rf "$OUT"' EXIT
 wait_platform "$ROOT" "$OUT/platform.log" 20 accounts-cost.sh || exit 1
@@ -50,6 +55,7 @@ fi
 	--workspaces 0 --workspace-tree 0 --bindings 0 --vw-lists 0 --vw-watch-events 0 --vw-large=false \
 	--account-orgs "$ORGS" --accounts "$ACCOUNTS" --account-operator-pid "$OPID" --platform-core-pid "$CPID"
 C1=$(ticks $CPID) O1=$(ticks $OPID) S1=$(ticks $SPID)
+[[ -z ${HEAP_PROFILE:-} ]] || curl -s "http://127.0.0.1:$((PB + 3))/debug/pprof/heap" >"$HEAP_PROFILE"
 snapshot after
 [[ -z $PROF ]] || wait $PROF
 
@@ -57,6 +63,8 @@ N=$((ORGS + ACCOUNTS))
 HZ=$(getconf CLK_TCK)
 echo
 echo "Per Account ($N): CPU ms core $(((C1 - C0) * 1000 / HZ / N)), account-operator $(((O1 - O0) * 1000 / HZ / N)), security-operator $(((S1 - S0) * 1000 / HZ / N))"
+gcs() { awk '$1 == "go_gc_duration_seconds_count" { print $2 }' "$OUT/aop-$1"; }
+echo "account-operator GC cycles over the run: $(($(gcs after) - $(gcs before)))"
 
 # per_account METRIC FILE-PREFIX LABEL...: the metric's increase over the
 # run per Account, by the labels named, largest first.

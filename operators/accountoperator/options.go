@@ -47,8 +47,10 @@ type Options struct {
 }
 
 // DefaultSoftMemoryLimit keeps the operator's RSS under 100 MiB at 1,000
-// accounts (live heap ~30 MB; without a limit Go lets the heap grow to
-// twice the live set). A GOMEMLIMIT in the environment replaces it.
+// accounts when its heap peaks (without a limit Go lets the heap grow to
+// twice the live set). With the live heap at ~26 MB the collector seldom
+// needs it (~1 ms of CPU per Account; docs/benchmarks.md, fourth pass).
+// A GOMEMLIMIT in the environment replaces it.
 const DefaultSoftMemoryLimit = "64Mi"
 
 func softMemoryLimitDefault() string {

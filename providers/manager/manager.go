@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/kcp-dev/multicluster-provider/apiexport"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
@@ -56,8 +55,7 @@ type Kit struct {
 	// VirtualWorkspace is cfg pointed at URL.
 	VirtualWorkspace *rest.Config
 
-	clients *clients
-	log     logr.Logger
+	log logr.Logger
 }
 
 // New waits for the slice's URL, then builds the provider and manager. cfg
@@ -90,10 +88,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Kit, error) {
 		resolve = LogicalClusterPath(vw, direct)
 	}
 	log := opts.Log.WithName("provider")
-	p, err := pathaware.New(cfg, opts.EndpointSlice, pathaware.Options{
-		Options: apiexport.Options{Scheme: opts.Scheme, Log: &log},
-		Resolve: resolve,
-	})
+	p, err := pathaware.New(cfg, opts.EndpointSlice, pathaware.Options{Scheme: opts.Scheme, Log: &log, Resolve: resolve})
 	if err != nil {
 		return nil, fmt.Errorf("apiexport provider: %w", err)
 	}
@@ -104,7 +99,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Kit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("multicluster manager: %w", err)
 	}
-	return &Kit{Manager: mgr, Provider: p, URL: url, VirtualWorkspace: vw, clients: &clients{vw: vw, scheme: opts.Scheme}, log: opts.Log}, nil
+	return &Kit{Manager: mgr, Provider: p, URL: url, VirtualWorkspace: vw, log: opts.Log}, nil
 }
 
 // LogicalClusterPath reads the kcp.io/path annotation of the LogicalCluster

@@ -1,7 +1,10 @@
-// Package pathaware wraps kcp's multicluster-provider apiexport provider so
-// that a cluster can be looked up by its workspace path ("root:orgs") as
-// well as by its logical-cluster name, and so that one slow or broken
-// workspace never stalls the others.
+// Package pathaware is a multicluster-runtime provider of the workspaces
+// that bind an APIExport, as kcp's multicluster-provider apiexport provider
+// (v0.8) is, except that a cluster can be looked up by its workspace path
+// ("root:orgs") as well as by its logical-cluster name, that one slow or
+// broken workspace never stalls the others, and that a workspace costs a
+// view of what its endpoint shares (package scoped), not clients of its
+// own.
 //
 // The upstream provider runs its lifecycle handlers and the manager's
 // Engage inside the informer's event handler: a handler that blocks (a
@@ -20,16 +23,13 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/kcp-dev/logicalcluster/v3"
-	"github.com/kcp-dev/multicluster-provider/apiexport"
-	mcpcache "github.com/kcp-dev/multicluster-provider/pkg/cache"
 	mcrecorder "github.com/kcp-dev/multicluster-provider/pkg/events/recorder"
 	"github.com/kcp-dev/multicluster-provider/pkg/handlers"
-	"github.com/kcp-dev/multicluster-provider/pkg/provider"
-	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
@@ -72,9 +72,19 @@ func notPermitted(err error) bool {
 
 // Options configure the provider.
 type Options struct {
-	// Options are passed to the apiexport provider (its Handlers are kept
-	// and run after the path bookkeeping).
-	apiexport.Options
+	// Scheme knows the controllers' types and apis.kcp.io v1alpha1's;
+	// default: client-go's scheme.
+	Scheme *runtime.Scheme
+	// Log is the logger; default: discard.
+	Log *logr.Logger
+	// Handlers see the Ready APIBindings that announce workspaces (added,
+	// updated, deleted), after the path bookkeeping.
+	Handlers handlers.Handlers
+	// WildcardCache are the options of every endpoint's wildcard cache
+	// (its Scheme, HTTPClient and Mapper are the endpoint's). When its
+	// DefaultTransform is nil, StoreTransform trims objects before they
+	// are stored.
+	WildcardCache cache.Options
 	// Resolve looks a cluster's path up when the object that announced the
 	// cluster (an APIBinding) does not carry kcp.io/path. Required.
 	Resolve ResolveFunc
@@ -86,15 +96,26 @@ type Options struct {
 	SlowEngage time.Duration
 }
 
-// Provider is a path-aware apiexport provider.
+// Provider is a path-aware provider of the workspaces that bind an
+// APIExport, by its APIExportEndpointSlice.
 type Provider struct {
-	*provider.Provider
+	slice     string
+	cfg       *rest.Config
+	scheme    *runtime.Scheme
+	handlers  handlers.Handlers
+	cacheOpts cache.Options
+	recorders *mcrecorder.Manager
 
 	paths   *Paths
 	res     *resolver
 	d       *dispatch.Dispatch
 	log     logr.Logger
 	slowEng time.Duration
+
+	mu        sync.Mutex
+	endpoints map[string]*endpoint
+	clusters  map[string]*engaged
+	indexes   []index
 }
 
 var (
@@ -110,40 +131,24 @@ func New(cfg *rest.Config, slice string, opts Options) (*Provider, error) {
 	}
 	log := logr.Discard()
 	if opts.Log != nil {
-		log = opts.Log.WithName("paths")
+		log = *opts.Log
 	}
-	p := &Provider{paths: NewPaths(), log: log, slowEng: opts.SlowEngage}
+	if opts.Scheme == nil {
+		opts.Scheme = scheme.Scheme
+	}
+	co := opts.WildcardCache
+	if co.DefaultTransform == nil {
+		co.DefaultTransform = StoreTransform
+	}
+	p := &Provider{slice: slice, cfg: cfg, scheme: opts.Scheme, cacheOpts: co,
+		recorders: mcrecorder.NewManager(opts.Scheme, log.WithName("recorders")),
+		paths:     NewPaths(), d: dispatch.New(opts.Scheme), log: log, slowEng: opts.SlowEngage,
+		endpoints: map[string]*endpoint{}, clusters: map[string]*engaged{}}
 	if p.slowEng <= 0 {
 		p.slowEng = 30 * time.Second
 	}
-	p.res = newResolver(p.paths, opts.Resolve, opts.Workers, opts.Timeout, log)
-	opts.Handlers = append(handlers.Handlers{p.res}, opts.Handlers...)
-	// What apiexport.New sets up, plus engaged workspaces whose informers
-	// share one dispatching event handler per kind (package dispatch).
-	o := opts.Options
-	if o.Scheme == nil {
-		o.Scheme = scheme.Scheme
-	}
-	d := dispatch.New(o.Scheme)
-	inner, err := provider.NewProvider(cfg, slice, provider.Options{
-		Scheme:                       o.Scheme,
-		EndpointSliceObject:          &apisv1alpha1.APIExportEndpointSlice{},
-		ExtractURLsFromEndpointSlice: provider.DefaultExtractURLsFromEndpointSlice,
-		ObjectToWatch:                &apisv1alpha1.APIBinding{},
-		Log:                          o.Log,
-		AddFilter:                    provider.ConditionReadyFunc("Ready"),
-		UpdateFilter:                 provider.ConditionReadyFunc("Ready"),
-		Handlers:                     o.Handlers,
-		NewCluster: func(cfg *rest.Config, name logicalcluster.Name, wildcard mcpcache.WildcardCache, s *runtime.Scheme,
-			recorder mcrecorder.EventRecorderGetter) (*mcpcache.ScopedCluster, error) {
-			return mcpcache.NewScopedCluster(cfg, name, d.For(wildcard, name), s, recorder)
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	p.Provider = inner
-	p.d = d
+	p.res = newResolver(p.paths, opts.Resolve, opts.Workers, opts.Timeout, log.WithName("paths"))
+	p.handlers = append(handlers.Handlers{p.res}, opts.Handlers...)
 	return p, nil
 }
 
@@ -151,13 +156,18 @@ func New(cfg *rest.Config, slice string, opts Options) (*Provider, error) {
 // in every workspace at once.
 func (p *Provider) Dispatch() *dispatch.Dispatch { return p.d }
 
-// Get returns the cluster named by a logical-cluster name or a workspace
-// path.
-func (p *Provider) Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
+// Get returns the engaged cluster named by a logical-cluster name or a
+// workspace path.
+func (p *Provider) Get(_ context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
 	if lc, ok := p.paths.Cluster(string(name)); ok {
 		name = multicluster.ClusterName(lc)
 	}
-	return p.Provider.Get(ctx, name)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.clusters[string(name)]; ok {
+		return e.cl, nil
+	}
+	return nil, fmt.Errorf("cluster %s: %w", name, multicluster.ErrClusterNotFound)
 }
 
 // Path returns the workspace path of a logical cluster, once known.
@@ -166,16 +176,10 @@ func (p *Provider) Path(cluster string) (string, bool) { return p.paths.Path(clu
 // Cluster returns the logical cluster of a workspace path, once known.
 func (p *Provider) Cluster(path string) (string, bool) { return p.paths.Cluster(path) }
 
-// Start runs the path resolvers and the provider until ctx ends. The
-// manager's Engage is called asynchronously for each cluster.
-func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
-	go p.res.run(ctx)
-	return p.Provider.Start(ctx, &AsyncAware{Inner: aware, Log: p.log, SlowAfter: p.slowEng})
-}
-
-// AsyncAware engages each cluster in its own goroutine, so an Engage that
-// blocks (a controller whose source cannot start for that cluster) holds up
-// no other cluster. Errors are logged with the cluster's name.
+// AsyncAware engages each cluster in its own goroutine, once the cluster's
+// cache has synced, so an Engage that blocks (a controller whose source
+// cannot start for that cluster) holds up no other cluster. Errors are
+// logged with the cluster's name.
 type AsyncAware struct {
 	Inner     multicluster.Aware
 	Log       logr.Logger
@@ -196,6 +200,9 @@ func (a *AsyncAware) Engage(ctx context.Context, name multicluster.ClusterName, 
 					a.Log.Info("engaging a cluster is slow; other clusters are not held up", "cluster", name, "after", a.SlowAfter)
 				}
 			}()
+		}
+		if cl != nil && !cl.GetCache().WaitForCacheSync(ctx) {
+			return // disengaged (or stopped) before its cache synced
 		}
 		if err := a.Inner.Engage(ctx, name, cl); err != nil && ctx.Err() == nil {
 			a.Log.Error(err, "engaging cluster failed", "cluster", name)
