@@ -344,3 +344,35 @@ func TestSameAnswersAsKubesChain(t *testing.T) {
 		}
 	}
 }
+
+// Over HTTP/1.1 a request with a deadline can still take over the
+// connection (an upgrade proxied to a mount), as kube's chain allows.
+func TestHijackBeforeDeadline(t *testing.T) {
+	c := genericapiserver.NewConfig(codecs)
+	c.FeatureGate = utilfeature.DefaultFeatureGate
+	c.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
+	c.RequestInfoResolver = genericapiserver.NewRequestInfoResolver(c)
+	srv := httptest.NewServer(Build(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if _, ok := req.Context().Deadline(); !ok {
+			t.Error("the request has no deadline")
+		}
+		conn, rw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Errorf("hijacking: %v", err)
+			return
+		}
+		defer conn.Close()
+		_, _ = rw.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nhijacked")
+		_ = rw.Flush()
+	}), c, NewSignals(c)))
+	t.Cleanup(srv.Close)
+	resp, err := srv.Client().Get(srv.URL + "/api/v1/namespaces/default/configmaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || string(body) != "hijacked" {
+		t.Fatalf("answer %d %q, want the hijacked connection's 200 \"hijacked\"", resp.StatusCode, body)
+	}
+}
