@@ -12,6 +12,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/authorization"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/discovery"
+	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/impersonation"
 	"github.com/meshplane/meshplane/core/internal/openapi/clusterspec"
 	"github.com/meshplane/meshplane/core/internal/serviceaccount"
@@ -27,16 +28,17 @@ import (
 // kcp), the mounts filter (requests to mounted workspaces go through their
 // own generic chain to the mount proxy, see mounts.go) and the cluster path
 // filter (before the generic chain parses the request), the generic
-// chain (authentication, audit, authorization), the cluster checks, and
-// then the handlers: home workspace, discovery, OpenAPI, custom resources
-// and finally apiHandler (the built-in APIs).
+// chain (handlerchain: authentication, audit, authorization, limits,
+// deadlines), the cluster checks, and then the handlers: home workspace,
+// discovery, OpenAPI, custom resources and finally apiHandler (the
+// built-in APIs).
 func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 	crds := p.crdHandler.WithNext(apiHandler)
 	openapi := &clusterspec.Handler{CRDs: p.crdIndex, Static: apiHandler, Next: crds}
 	api := &discovery.Handler{CRDs: p.discoveredCRDs, Static: apiHandler, Next: apiexportvw.WithOpenAPI(openapi, p.exports, apiHandler)}
 	homes := &home.Handler{Clients: p.reg.tenancyClients(), Bindings: p.reg.clusterRoleBindings, Index: p.index, Types: p.types,
 		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(apiresourceschemavw.WithDiscovery(api), p.exports)}
-	chain := genericapiserver.DefaultBuildHandlerChain(authorization.WithDeepReviews(withClusterChecks(homes)), c)
+	chain := handlerchain.Build(authorization.WithDeepReviews(withClusterChecks(homes)), c, p.signals)
 	chain = impersonation.WithScope(chain)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
 	chain = p.withMounts(chain, c)

@@ -15,6 +15,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/certs"
 	"github.com/meshplane/meshplane/core/internal/controllers/workspacemount"
 	"github.com/meshplane/meshplane/core/internal/crd"
+	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/mounts"
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
 )
@@ -98,7 +99,7 @@ func (p *parts) withMounts(chain http.Handler, c *genericapiserver.Config) http.
 	}
 	mc := *c
 	mc.Authorization.Authorizer = mounts.Authorizer{Next: c.Authorization.Authorizer}
-	return p.mounts.handler.WithMounts(chain, genericapiserver.DefaultBuildHandlerChain(p.mounts.handler, &mc))
+	return p.mounts.handler.WithMounts(chain, handlerchain.Build(p.mounts.handler, &mc, p.signals))
 }
 
 // installWorkspaceMount makes mounted Workspaces follow their mount

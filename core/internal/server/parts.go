@@ -28,6 +28,7 @@ import (
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/authorization"
 	"github.com/meshplane/meshplane/core/internal/crd"
+	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/impersonation"
 	"github.com/meshplane/meshplane/core/internal/registry/builtin"
 	"github.com/meshplane/meshplane/core/internal/sharding"
@@ -74,6 +75,8 @@ type parts struct {
 	informers informers
 	// sharding: this server among the shards of an install.
 	sharding *shardParts
+	// signals: the server signals the handler chains read.
+	signals *handlerchain.Signals
 }
 
 func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) {

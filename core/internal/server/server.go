@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/internal/adminkubeconfig"
+	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/openapi/lazyspec"
 	"github.com/meshplane/meshplane/core/internal/typeconverter"
 )
@@ -58,6 +59,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	klog.InfoS("Serving", "address", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort)), "kubeconfig", kubeconfig)
+	p.signals.CompleteMuxAndDiscovery(ctx, generic.MuxAndDiscoveryCompleteSignals())
 	return generic.PrepareRun().RunWithContext(ctx)
 }
 
@@ -82,6 +84,7 @@ func (p *parts) newGenericServer() (*genericapiserver.GenericAPIServer, error) {
 	config.Authorization.Authorizer = p.authz
 	config.RuleResolver = p.rules
 	config.AdmissionControl = p.admission
+	p.signals = handlerchain.NewSignals(config)
 	config.BuildHandlerChainFunc = p.buildHandlerChain
 	config.AddHealthChecks(p.etcdCheck())
 	config.SkipOpenAPIInstallation = true // lazyspec below: built on first request
