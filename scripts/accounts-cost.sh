@@ -9,11 +9,14 @@
 #   - the core's storage requests (etcd_requests_total by operation and
 #     resource: every read and write, the in-process controllers' too),
 #     its API requests (apiserver_request_total by verb and resource),
-#     and the operators' requests (rest_client_requests_total by method
-#     and code).
+#     the operators' requests (rest_client_requests_total by method
+#     and code) and OpenFGA's calls (grpc_server_handled_total by method
+#     and code; its HTTP API is a gateway into them).
 # Usage: scripts/accounts-cost.sh [BIN_DIR] (default bin); ORGS (100),
 # ACCOUNTS (1000), PORT_BASE (33000), PROFILE_DELAY (seconds after the
-# first create to take a 30 s CPU profile of the core; none by default).
+# first create to take a 30 s CPU profile of the core; none by default),
+# PLATFORM_ARGS (more arguments for meshplane-platform, e.g.
+# --security-operator-args=--profiling).
 set -euo pipefail
 
 BIN=${1:-bin}
@@ -23,7 +26,7 @@ PB=${PORT_BASE:-33000}
 OUT=$(mktemp -d)
 ROOT=$OUT/root
 
-"$BIN/meshplane-platform" --root-directory "$ROOT" --port-base "$PB" --demo-users=false >"$OUT/platform.log" 2>&1 &
+"$BIN/meshplane-platform" --root-directory "$ROOT" --port-base "$PB" --demo-users=false ${PLATFORM_ARGS:-} >"$OUT/platform.log" 2>&1 &
 LPID=$!
 trap 'kill -TERM $LPID 2>/dev/null || true; wait $LPID 2>/dev/null || true; rm -rf "$OUT"' EXIT
 for ((i = 0; i < 300; i++)); do
@@ -36,24 +39,26 @@ if [[ ! -f $ROOT/platform.env ]]; then
 	tail -20 "$OUT/platform.log" >&2
 	exit 1
 fi
-CPID='' OPID='' SPID=''
+CPID='' OPID='' SPID='' FPID=''
 for p in $(pgrep -P $LPID); do
 	case $(basename "$(readlink /proc/$p/exe)") in
 	meshplane) CPID=$p ;;
 	account-operator) OPID=$p ;;
 	security-operator) SPID=$p ;;
+	openfga) FPID=$p ;;
 	esac
 done
 KC=(kubectl --kubeconfig "$ROOT/admin.kubeconfig" --context shard-base)
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+ticks() { if [[ -n $1 ]]; then awk '{print $14 + $15}' "/proc/$1/stat"; else echo 0; fi; }
 snapshot() {
 	"${KC[@]}" get --raw /metrics >"$OUT/core-$1"
 	curl -s "http://127.0.0.1:$((PB + 3))/metrics" >"$OUT/aop-$1"
 	curl -s "http://127.0.0.1:$((PB + 9))/metrics" >"$OUT/sop-$1"
+	curl -s "http://127.0.0.1:$((PB + 8))/metrics" >"$OUT/fga-$1"
 }
 
 snapshot before
-C0=$(ticks $CPID) O0=$(ticks $OPID) S0=$(ticks $SPID)
+C0=$(ticks $CPID) O0=$(ticks $OPID) S0=$(ticks $SPID) F0=$(ticks $FPID)
 PROF=''
 if [[ -n ${PROFILE_DELAY:-} ]]; then
 	(sleep "$PROFILE_DELAY" && "${KC[@]}" get --raw '/debug/pprof/profile?seconds=30' >core.pprof) &
@@ -62,14 +67,15 @@ fi
 "$BIN/meshplane-bench" --kubeconfig "$ROOT/admin.kubeconfig" --creates 0 --gets 0 --lists 0 --clusters 0 \
 	--workspaces 0 --workspace-tree 0 --bindings 0 --vw-lists 0 --vw-watch-events 0 --vw-large=false \
 	--account-orgs "$ORGS" --accounts "$ACCOUNTS" --account-operator-pid "$OPID" --platform-core-pid "$CPID"
-C1=$(ticks $CPID) O1=$(ticks $OPID) S1=$(ticks $SPID)
+C1=$(ticks $CPID) O1=$(ticks $OPID) S1=$(ticks $SPID) F1=$(ticks $FPID)
 snapshot after
 [[ -z $PROF ]] || wait $PROF
 
 N=$((ORGS + ACCOUNTS))
 HZ=$(getconf CLK_TCK)
 echo
-echo "Per Account ($N): CPU ms core $(((C1 - C0) * 1000 / HZ / N)), account-operator $(((O1 - O0) * 1000 / HZ / N)), security-operator $(((S1 - S0) * 1000 / HZ / N))"
+ms() { awk -v t="$1" -v hz="$HZ" -v n="$N" 'BEGIN { printf "%.1f", t * 1000 / hz / n }'; }
+echo "Per Account ($N): CPU ms core $(ms $((C1 - C0))), account-operator $(ms $((O1 - O0))), security-operator $(ms $((S1 - S0))), openfga $(ms $((F1 - F0)))"
 
 # per_account METRIC FILE-PREFIX LABEL...: the metric's increase over the
 # run per Account, by the labels named, largest first.
@@ -103,4 +109,7 @@ per_account rest_client_requests_total aop method code
 echo
 echo "security-operator requests per Account (method, code):"
 per_account rest_client_requests_total sop method code
+echo
+echo "OpenFGA calls per Account (method, code):"
+per_account grpc_server_handled_total fga grpc_method grpc_code
 rm -rf "$OUT"
