@@ -13,7 +13,6 @@ import (
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -133,15 +132,27 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		}
 		return cl.GetClient(), nil
 	}
-	// Stores and AccountInfos are read from the shared informers (no
-	// engaged cluster needed; the informers are made by the Store
-	// controller and by the AccountInfo watch below), else through the
+	// Accounts, Stores and AccountInfos are read from the shared informers
+	// (no engaged cluster needed; the Account informer is made here, the
+	// others by their controller and watch below), else through the
 	// cluster's client. Their objects are the informers': copied.
 	shared := kit.Provider.Dispatch()
+	if err := shared.Watch(&corev1alpha1.Account{}, toolscache.ResourceEventHandlerFuncs{},
+		func(err error) { log.Error(err, "following Accounts") }); err != nil {
+		return err
+	}
 	deps := security.Deps{
 		CoreModule: fga.CoreModule,
 		GetAccount: func(ctx context.Context, cluster, name string) (*corev1alpha1.Account, error) {
-			return readAccount(ctx, kit, cluster, name)
+			if acc, ok := dispatch.GetCopy(shared, &corev1alpha1.Account{}, cluster, name); ok {
+				return acc, nil
+			}
+			cl, err := exported(ctx, cluster)
+			if err != nil {
+				return nil, err
+			}
+			acc := &corev1alpha1.Account{}
+			return acc, cl.Get(ctx, client.ObjectKey{Name: name}, acc)
 		},
 		GetStore: func(ctx context.Context, cluster, name string) (*corev1alpha1.Store, error) {
 			if st, ok := dispatch.GetCopy(shared, &corev1alpha1.Store{}, cluster, name); ok {
@@ -238,26 +249,4 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	log.Info("starting", "virtualWorkspace", kit.URL, "openfga", c.OpenFGAURL, "openfgaGRPC", c.OpenFGAGRPC, "workspaceType", c.WorkspaceType,
 		"metrics", c.MetricsAddr, "health", c.HealthAddr)
 	return mgr.Start(ctx)
-}
-
-// readAccount reads an Account in its cluster through the export's
-// virtual workspace, uncached (an unstructured read of the kit's client).
-// The operator needs an Account (its creator) once, when the workspace
-// of the Account is initialized; an informer of every Account decoded
-// each of the five or so updates an Account gets while it becomes Ready.
-func readAccount(ctx context.Context, kit *manager.Kit, cluster, name string) (*corev1alpha1.Account, error) {
-	cl, err := kit.Client(ctx, cluster)
-	if err != nil {
-		return nil, fmt.Errorf("cluster %s: %w", cluster, err)
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(corev1alpha1.SchemeGroupVersion.WithKind(corev1alpha1.AccountKind))
-	if err := cl.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
-		return nil, err
-	}
-	acc := &corev1alpha1.Account{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, acc); err != nil {
-		return nil, fmt.Errorf("decoding Account %s in %s: %w", name, cluster, err)
-	}
-	return acc, nil
 }
