@@ -9,15 +9,18 @@
 #   - the core's storage requests (etcd_requests_total by operation and
 #     resource: every read and write, the in-process controllers' too),
 #     its API requests (apiserver_request_total by verb and resource),
-#     and the operators' requests (rest_client_requests_total by method
-#     and code).
+#     the operators' requests (rest_client_requests_total by method
+#     and code) and OpenFGA's calls (grpc_server_handled_total by method
+#     and code; its HTTP API is a gateway into them).
 # Usage: scripts/accounts-cost.sh [BIN_DIR] (default bin); ORGS (100),
 # ACCOUNTS (1000), PORT_BASE (33000), PROFILE_DELAY (seconds after the
 # first create to take a 30 s CPU profile of the core; none by default),
 # ACCOUNT_OPERATOR_ARGS (extra arguments for the account-operator, e.g.
 # "--profiling --soft-memory-limit 80Mi"), HEAP_PROFILE (a file for the
 # account-operator's heap profile right after the last Ready; needs
-# --profiling).
+# --profiling),
+# PLATFORM_ARGS (more arguments for meshplane-platform, e.g.
+# --security-operator-args=--profiling).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -30,22 +33,23 @@ OUT=$(mktemp -d)
 ROOT=$OUT/root
 
 start_platform "$BIN/meshplane-platform" "$ROOT" "$PB" "$OUT/platform.log" \
-	--account-operator-args "${ACCOUNT_OPERATOR_ARGS:-}"
+	--account-operator-args "${ACCOUNT_OPERATOR_ARGS:-}" ${PLATFORM_ARGS:-}
 LPID=$PLATFORM_PID
 trap 'kill -TERM $LPID 2>/dev/null || true; wait $LPID 2>/dev/null || true; rm -rf "$OUT"' EXIT
 wait_platform "$ROOT" "$OUT/platform.log" 20 accounts-cost.sh || exit 1
 platform_pids
-CPID=$CORE_PID OPID=$AOP_PID SPID=$SOP_PID
+CPID=$CORE_PID OPID=$AOP_PID SPID=$SOP_PID FPID=$OPENFGA_PID
 KC=(kubectl --kubeconfig "$ROOT/admin.kubeconfig" --context shard-base)
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+ticks() { if [[ -n ${1:-} ]]; then awk '{print $14 + $15}' "/proc/$1/stat"; else echo 0; fi; }
 snapshot() {
 	"${KC[@]}" get --raw /metrics >"$OUT/core-$1"
 	curl -s "http://127.0.0.1:$((PB + 3))/metrics" >"$OUT/aop-$1"
 	curl -s "http://127.0.0.1:$((PB + 9))/metrics" >"$OUT/sop-$1"
+	curl -s "http://127.0.0.1:$((PB + 8))/metrics" >"$OUT/fga-$1"
 }
 
 snapshot before
-C0=$(ticks $CPID) O0=$(ticks $OPID) S0=$(ticks $SPID)
+C0=$(ticks $CPID) O0=$(ticks $OPID) S0=$(ticks $SPID) F0=$(ticks $FPID)
 PROF=''
 if [[ -n ${PROFILE_DELAY:-} ]]; then
 	(sleep "$PROFILE_DELAY" && "${KC[@]}" get --raw '/debug/pprof/profile?seconds=30' >core.pprof) &
@@ -54,7 +58,7 @@ fi
 "$BIN/meshplane-bench" --kubeconfig "$ROOT/admin.kubeconfig" --creates 0 --gets 0 --lists 0 --clusters 0 \
 	--workspaces 0 --workspace-tree 0 --bindings 0 --vw-lists 0 --vw-watch-events 0 --vw-large=false \
 	--account-orgs "$ORGS" --accounts "$ACCOUNTS" --account-operator-pid "$OPID" --platform-core-pid "$CPID"
-C1=$(ticks $CPID) O1=$(ticks $OPID) S1=$(ticks $SPID)
+C1=$(ticks $CPID) O1=$(ticks $OPID) S1=$(ticks $SPID) F1=$(ticks $FPID)
 [[ -z ${HEAP_PROFILE:-} ]] || curl -s "http://127.0.0.1:$((PB + 3))/debug/pprof/heap" >"$HEAP_PROFILE"
 snapshot after
 [[ -z $PROF ]] || wait $PROF
@@ -62,7 +66,8 @@ snapshot after
 N=$((ORGS + ACCOUNTS))
 HZ=$(getconf CLK_TCK)
 echo
-echo "Per Account ($N): CPU ms core $(((C1 - C0) * 1000 / HZ / N)), account-operator $(((O1 - O0) * 1000 / HZ / N)), security-operator $(((S1 - S0) * 1000 / HZ / N))"
+ms() { awk -v t="$1" -v hz="$HZ" -v n="$N" 'BEGIN { printf "%.1f", t * 1000 / hz / n }'; }
+echo "Per Account ($N): CPU ms core $(ms $((C1 - C0))), account-operator $(ms $((O1 - O0))), security-operator $(ms $((S1 - S0))), openfga $(ms $((F1 - F0)))"
 gcs() { awk '$1 == "go_gc_duration_seconds_count" { print $2 }' "$OUT/aop-$1"; }
 echo "account-operator GC cycles over the run: $(($(gcs after) - $(gcs before)))"
 
@@ -98,4 +103,7 @@ per_account rest_client_requests_total aop method code
 echo
 echo "security-operator requests per Account (method, code):"
 per_account rest_client_requests_total sop method code
+echo
+echo "OpenFGA calls per Account (method, code):"
+per_account grpc_server_handled_total fga grpc_method grpc_code
 rm -rf "$OUT"

@@ -314,8 +314,10 @@ fi
 
 # OpenFGA and the security-operator's part of it: composing an
 # organization's model with 200 bound resource types, writing it into
-# OpenFGA (SQLite) and the unchanged check, and a grant + check + revoke
-# round trip. Each benchmark starts its own bin/openfga. Skip with FGA_BENCH=0.
+# OpenFGA (SQLite) and the unchanged check, a grant + check + revoke
+# round trip, and an account's tuple write over gRPC (OpenFGA's CPU per
+# write, server-ms/op). Each benchmark starts its own bin/openfga. Skip
+# with FGA_BENCH=0.
 if [[ ${FGA_BENCH:-1} != 0 ]]; then
 	{
 		echo

@@ -59,12 +59,13 @@ wait_platform() {
 # children only, found by executable name).
 platform_pids() {
 	local p
-	CORE_PID='' AOP_PID='' SOP_PID=''
+	CORE_PID='' AOP_PID='' SOP_PID='' OPENFGA_PID=''
 	for p in $(pgrep -P "$PLATFORM_PID"); do
 		case $(basename "$(readlink "/proc/$p/exe")") in
 		meshplane) CORE_PID=$p ;;
 		account-operator) AOP_PID=$p ;;
 		security-operator) SOP_PID=$p ;;
+		openfga) OPENFGA_PID=$p ;;
 		esac
 	done
 }

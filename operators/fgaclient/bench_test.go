@@ -3,7 +3,11 @@ package fgaclient_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"google.golang.org/protobuf/proto"
@@ -121,4 +125,67 @@ func modelWithout(m *openfgav1.AuthorizationModel) *openfgav1.AuthorizationModel
 	c := proto.Clone(m).(*openfgav1.AuthorizationModel)
 	c.TypeDefinitions = c.TypeDefinitions[:len(c.TypeDefinitions)-1]
 	return c
+}
+
+// BenchmarkAccountWrite: the one write of an account's tuples
+// (fga.AccountTuples: creator, owner role, parent) into a store with the
+// platform's core model, over gRPC as the security-operator sends it.
+// server-ms/op is OpenFGA's CPU per write (its process's utime+stime).
+func BenchmarkAccountWrite(b *testing.B) {
+	srv := openfga.Start(b, openfga.Options{})
+	c, err := fgaclient.New(srv.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := c.UseGRPC(srv.GRPC); err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	id, err := c.CreateStore(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	model, _, err := fga.ComposeSkipping(fga.Module{Name: fga.CoreModuleName, Contents: fga.CoreModule}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, _, err := c.WriteModelIfChanged(ctx, id, "", model); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	before := processCPU(b, srv.PID())
+	for b.Loop() {
+		n++
+		if err := c.Write(ctx, id, fga.AccountTuples("org1", fmt.Sprintf("a%d", n), "alice", "orgs", "org1"), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(processCPU(b, srv.PID())-before)/float64(time.Millisecond)/float64(n), "server-ms/op")
+}
+
+// processCPU is the CPU time a process has used (utime+stime of
+// /proc/<pid>/stat, in Linux's fixed USER_HZ of 100 ticks a second).
+func processCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Skipf("no CPU time for process %d: %v", pid, err)
+	}
+	// Fields after the command name (which may hold spaces) in
+	// parentheses: state is the first, utime and stime the 12th and 13th.
+	_, rest, _ := strings.Cut(string(raw), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", pid, raw)
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		t, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: %v", pid, err)
+		}
+		ticks += t
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }

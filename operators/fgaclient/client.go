@@ -1,6 +1,7 @@
 // Package fgaclient is what the security-operator asks of OpenFGA, over
-// its HTTP API with github.com/openfga/go-sdk: stores, models written only
-// when they change, and tuples written and deleted idempotently.
+// its HTTP API with github.com/openfga/go-sdk or, when set, its gRPC API:
+// stores, models written only when they change, and tuples written and
+// deleted idempotently.
 package fgaclient
 
 import (
@@ -16,9 +17,12 @@ import (
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	openfga "github.com/openfga/go-sdk"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/meshplane/meshplane/apis/core/v1alpha1"
 )
@@ -26,10 +30,13 @@ import (
 // maxTuplesPerWrite is OpenFGA's default limit of one Write call.
 const maxTuplesPerWrite = 100
 
+// pageSize is how many stores or tuples one list call asks for.
+const pageSize = 100
+
 // Client talks to one OpenFGA server.
 type Client struct {
 	api *openfga.APIClient
-	// rpc, when set (UseGRPC), carries the tuple writes.
+	// rpc, when set (UseGRPC), carries every call but Check.
 	rpc  openfgav1.OpenFGAServiceClient
 	conn *grpc.ClientConn
 
@@ -80,12 +87,14 @@ func New(url string) (*Client, error) {
 	return &Client{api: openfga.NewAPIClient(cfg)}, nil
 }
 
-// UseGRPC sends tuple writes over OpenFGA's gRPC API at addr (host:port,
-// plaintext, as the platform's own OpenFGA serves it on the loopback):
-// OpenFGA's HTTP API is a gateway that forwards each call to its gRPC
-// server (measured: 0.6-1.6 ms of OpenFGA's CPU per call; a write with
-// the platform's model costs it 4-5 ms in all, most of it building the
-// model's type system again for each call).
+// UseGRPC sends the calls (all but Check) over OpenFGA's gRPC API at addr
+// (host:port, plaintext, as the platform's own OpenFGA serves it on the
+// loopback): OpenFGA's HTTP API is a gateway that forwards each call to
+// its gRPC server (measured: 0.6-1.6 ms of OpenFGA's CPU per call; a write
+// with the platform's model costs it 4-5 ms in all, most of it building
+// the model's type system again for each call), and a model sent over
+// HTTP is converted to JSON twice on this side (protojson, then the SDK's
+// types) and parsed from JSON on OpenFGA's.
 func (c *Client) UseGRPC(addr string) error {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -125,17 +134,39 @@ func (c *Client) writeRPC(ctx context.Context, storeID string, model *string, ad
 	return err
 }
 
-// notFound reports a 404 (or OpenFGA's "store not found" 400s) answer.
+// notFound reports a 404 answer, or OpenFGA's 400 for a model that does
+// not exist (as rpcNotFound does over gRPC).
 func notFound(resp *http.Response, err error) bool {
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
 		return true
 	}
 	var apiErr openfga.FgaApiNotFoundError
-	return errors.As(err, &apiErr)
+	var invalid openfga.FgaApiValidationError
+	return errors.As(err, &apiErr) ||
+		errors.As(err, &invalid) && invalid.ResponseCode() == openfga.ERRORCODE_AUTHORIZATION_MODEL_NOT_FOUND
+}
+
+// rpcNotFound reports OpenFGA's gRPC answers for a store or model that
+// does not exist (its own error codes, which its HTTP gateway turns into
+// 404 or 400).
+func rpcNotFound(err error) bool {
+	switch status.Code(err) {
+	case codes.NotFound, codes.Code(openfgav1.NotFoundErrorCode_store_id_not_found),
+		codes.Code(openfgav1.ErrorCode_authorization_model_not_found):
+		return true
+	}
+	return false
 }
 
 // StoreExists reports whether the store id exists.
 func (c *Client) StoreExists(ctx context.Context, id string) (bool, error) {
+	if c.rpc != nil {
+		_, err := c.rpc.GetStore(ctx, &openfgav1.GetStoreRequest{StoreId: id})
+		if err != nil && !rpcNotFound(err) {
+			return false, fmt.Errorf("getting store %s: %w", id, err)
+		}
+		return err == nil, nil
+	}
 	_, resp, err := c.api.OpenFgaApi.GetStore(ctx, id).Execute()
 	if err == nil {
 		return true, nil
@@ -148,6 +179,13 @@ func (c *Client) StoreExists(ctx context.Context, id string) (bool, error) {
 
 // CreateStore creates a store named name and returns its id.
 func (c *Client) CreateStore(ctx context.Context, name string) (string, error) {
+	if c.rpc != nil {
+		resp, err := c.rpc.CreateStore(ctx, &openfgav1.CreateStoreRequest{Name: name})
+		if err != nil {
+			return "", fmt.Errorf("creating store %s: %w", name, err)
+		}
+		return resp.GetId(), nil
+	}
 	s, _, err := c.api.OpenFgaApi.CreateStore(ctx).Body(openfga.CreateStoreRequest{Name: name}).Execute()
 	if err != nil {
 		return "", fmt.Errorf("creating store %s: %w", name, err)
@@ -157,6 +195,12 @@ func (c *Client) CreateStore(ctx context.Context, name string) (string, error) {
 
 // DeleteStore deletes a store; a store already gone is no error.
 func (c *Client) DeleteStore(ctx context.Context, id string) error {
+	if c.rpc != nil {
+		if _, err := c.rpc.DeleteStore(ctx, &openfgav1.DeleteStoreRequest{StoreId: id}); err != nil && !rpcNotFound(err) {
+			return fmt.Errorf("deleting store %s: %w", id, err)
+		}
+		return nil
+	}
 	resp, err := c.api.OpenFgaApi.DeleteStore(ctx, id).Execute()
 	if err != nil && !notFound(resp, err) {
 		return fmt.Errorf("deleting store %s: %w", id, err)
@@ -169,29 +213,66 @@ type Store struct{ ID, Name string }
 
 // ListStores lists every store.
 func (c *Client) ListStores(ctx context.Context) ([]Store, error) {
+	page := c.storesHTTP
+	if c.rpc != nil {
+		page = c.storesRPC
+	}
 	var out []Store
-	token := ""
-	for {
-		req := c.api.OpenFgaApi.ListStores(ctx).PageSize(100)
-		if token != "" {
-			req = req.ContinuationToken(token)
-		}
-		resp, _, err := req.Execute()
+	for token := ""; ; {
+		stores, next, err := page(ctx, token)
 		if err != nil {
 			return nil, fmt.Errorf("listing stores: %w", err)
 		}
-		for _, s := range resp.Stores {
-			out = append(out, Store{ID: s.Id, Name: s.Name})
-		}
-		if resp.ContinuationToken == "" {
+		out = append(out, stores...)
+		if next == "" {
 			return out, nil
 		}
-		token = resp.ContinuationToken
+		token = next
 	}
+}
+
+// storesHTTP and storesRPC return one page of stores and the next page's
+// token ("" after the last).
+func (c *Client) storesHTTP(ctx context.Context, token string) ([]Store, string, error) {
+	req := c.api.OpenFgaApi.ListStores(ctx).PageSize(pageSize)
+	if token != "" {
+		req = req.ContinuationToken(token)
+	}
+	resp, _, err := req.Execute()
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]Store, 0, len(resp.Stores))
+	for _, s := range resp.Stores {
+		out = append(out, Store{ID: s.Id, Name: s.Name})
+	}
+	return out, resp.ContinuationToken, nil
+}
+
+func (c *Client) storesRPC(ctx context.Context, token string) ([]Store, string, error) {
+	resp, err := c.rpc.ListStores(ctx, &openfgav1.ListStoresRequest{PageSize: wrapperspb.Int32(pageSize), ContinuationToken: token})
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]Store, 0, len(resp.GetStores()))
+	for _, s := range resp.GetStores() {
+		out = append(out, Store{ID: s.GetId(), Name: s.GetName()})
+	}
+	return out, resp.GetContinuationToken(), nil
 }
 
 // Model reads model id of a store; nil when it does not exist.
 func (c *Client) Model(ctx context.Context, storeID, id string) (*openfgav1.AuthorizationModel, error) {
+	if c.rpc != nil {
+		resp, err := c.rpc.ReadAuthorizationModel(ctx, &openfgav1.ReadAuthorizationModelRequest{StoreId: storeID, Id: id})
+		if err != nil {
+			if rpcNotFound(err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("reading model %s of store %s: %w", id, storeID, err)
+		}
+		return resp.GetAuthorizationModel(), nil
+	}
 	resp, httpResp, err := c.api.OpenFgaApi.ReadAuthorizationModel(ctx, storeID, id).Execute()
 	if err != nil {
 		if notFound(httpResp, err) {
@@ -231,6 +312,16 @@ func SameModel(a, b *openfgav1.AuthorizationModel) bool {
 
 // LatestModelID is the id of the store's newest model ("" when it has none).
 func (c *Client) LatestModelID(ctx context.Context, storeID string) (string, error) {
+	if c.rpc != nil {
+		resp, err := c.rpc.ReadAuthorizationModels(ctx, &openfgav1.ReadAuthorizationModelsRequest{StoreId: storeID, PageSize: wrapperspb.Int32(1)})
+		if err != nil {
+			return "", fmt.Errorf("reading the models of store %s: %w", storeID, err)
+		}
+		if ms := resp.GetAuthorizationModels(); len(ms) > 0 {
+			return ms[0].GetId(), nil
+		}
+		return "", nil
+	}
 	resp, _, err := c.api.OpenFgaApi.ReadAuthorizationModels(ctx, storeID).PageSize(1).Execute()
 	if err != nil {
 		return "", fmt.Errorf("reading the models of store %s: %w", storeID, err)
@@ -272,20 +363,38 @@ func (c *Client) WriteModelIfChanged(ctx context.Context, storeID, currentID str
 			return currentID, false, nil
 		}
 	}
-	raw, err := protojson.Marshal(model)
-	if err != nil {
-		return "", false, err
-	}
-	var body openfga.WriteAuthorizationModelRequest
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return "", false, fmt.Errorf("encoding model: %w", err)
-	}
-	resp, _, err := c.api.OpenFgaApi.WriteAuthorizationModel(ctx, storeID).Body(body).Execute()
+	id, err := c.writeModel(ctx, storeID, model)
 	if err != nil {
 		return "", false, fmt.Errorf("writing model to store %s: %w", storeID, err)
 	}
-	c.remember(storeID, resp.AuthorizationModelId, h)
-	return resp.AuthorizationModelId, true, nil
+	c.remember(storeID, id, h)
+	return id, true, nil
+}
+
+// writeModel makes one WriteAuthorizationModel call and returns the new
+// model's id.
+func (c *Client) writeModel(ctx context.Context, storeID string, model *openfgav1.AuthorizationModel) (string, error) {
+	if c.rpc != nil {
+		resp, err := c.rpc.WriteAuthorizationModel(ctx, &openfgav1.WriteAuthorizationModelRequest{StoreId: storeID,
+			SchemaVersion: model.GetSchemaVersion(), TypeDefinitions: model.GetTypeDefinitions(), Conditions: model.GetConditions()})
+		if err != nil {
+			return "", err
+		}
+		return resp.GetAuthorizationModelId(), nil
+	}
+	raw, err := protojson.Marshal(model)
+	if err != nil {
+		return "", err
+	}
+	var body openfga.WriteAuthorizationModelRequest
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return "", fmt.Errorf("encoding model: %w", err)
+	}
+	resp, _, err := c.api.OpenFgaApi.WriteAuthorizationModel(ctx, storeID).Body(body).Execute()
+	if err != nil {
+		return "", err
+	}
+	return resp.AuthorizationModelId, nil
 }
 
 // modelOf is the id of the model this client last wrote to (or found
@@ -363,31 +472,63 @@ func unique(ts []v1alpha1.Tuple) []v1alpha1.Tuple {
 }
 
 // Read returns the tuples of object ("type:id"), or of every object of a
-// type ("type:"), in a store.
+// type ("type:"), in a store; none when the store does not exist.
 func (c *Client) Read(ctx context.Context, storeID, object string) ([]v1alpha1.Tuple, error) {
+	page := c.readHTTP
+	if c.rpc != nil {
+		page = c.readRPC
+	}
 	var out []v1alpha1.Tuple
-	token := ""
-	size := int32(100)
-	for {
-		body := openfga.ReadRequest{TupleKey: &openfga.ReadRequestTupleKey{Object: &object}, PageSize: &size}
-		if token != "" {
-			body.ContinuationToken = &token
-		}
-		resp, httpResp, err := c.api.OpenFgaApi.Read(ctx, storeID).Body(body).Execute()
+	for token := ""; ; {
+		tuples, next, err := page(ctx, storeID, object, token)
 		if err != nil {
-			if notFound(httpResp, err) {
-				return nil, nil
-			}
 			return nil, fmt.Errorf("reading tuples of %s in store %s: %w", object, storeID, err)
 		}
-		for _, t := range resp.Tuples {
-			out = append(out, v1alpha1.Tuple{Object: t.Key.Object, Relation: t.Key.Relation, User: t.Key.User})
-		}
-		if resp.ContinuationToken == "" {
+		out = append(out, tuples...)
+		if next == "" {
 			return out, nil
 		}
-		token = resp.ContinuationToken
+		token = next
 	}
+}
+
+// readHTTP and readRPC return one page of tuples and the next page's
+// token ("" after the last); a store that does not exist has none.
+func (c *Client) readHTTP(ctx context.Context, storeID, object, token string) ([]v1alpha1.Tuple, string, error) {
+	size := int32(pageSize)
+	body := openfga.ReadRequest{TupleKey: &openfga.ReadRequestTupleKey{Object: &object}, PageSize: &size}
+	if token != "" {
+		body.ContinuationToken = &token
+	}
+	resp, httpResp, err := c.api.OpenFgaApi.Read(ctx, storeID).Body(body).Execute()
+	if err != nil {
+		if notFound(httpResp, err) {
+			return nil, "", nil
+		}
+		return nil, "", err
+	}
+	out := make([]v1alpha1.Tuple, 0, len(resp.Tuples))
+	for _, t := range resp.Tuples {
+		out = append(out, v1alpha1.Tuple{Object: t.Key.Object, Relation: t.Key.Relation, User: t.Key.User})
+	}
+	return out, resp.ContinuationToken, nil
+}
+
+func (c *Client) readRPC(ctx context.Context, storeID, object, token string) ([]v1alpha1.Tuple, string, error) {
+	resp, err := c.rpc.Read(ctx, &openfgav1.ReadRequest{StoreId: storeID, TupleKey: &openfgav1.ReadRequestTupleKey{Object: object},
+		PageSize: wrapperspb.Int32(pageSize), ContinuationToken: token})
+	if err != nil {
+		if rpcNotFound(err) {
+			return nil, "", nil
+		}
+		return nil, "", err
+	}
+	out := make([]v1alpha1.Tuple, 0, len(resp.GetTuples()))
+	for _, t := range resp.GetTuples() {
+		k := t.GetKey()
+		out = append(out, v1alpha1.Tuple{Object: k.GetObject(), Relation: k.GetRelation(), User: k.GetUser()})
+	}
+	return out, resp.GetContinuationToken(), nil
 }
 
 // Check asks whether user has relation to object in a store, bypassing

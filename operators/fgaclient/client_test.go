@@ -22,15 +22,27 @@ func coreModel(t *testing.T, extra ...fga.Module) (*openfgav1.AuthorizationModel
 	return m, len(m.GetTypeDefinitions())
 }
 
-// Against a real OpenFGA: a store, the model written once and not again
-// while it is the same, 200 bound resource types accepted, tuples written
-// and deleted idempotently, checks that follow them.
+// Against a real OpenFGA, over its HTTP API and over its gRPC API: a
+// store, the model written once and not again while it is the same, 200
+// bound resource types accepted, tuples written and deleted idempotently,
+// checks that follow them.
 func TestClient(t *testing.T) {
+	t.Run("http", func(t *testing.T) { testClient(t, false) })
+	t.Run("grpc", func(t *testing.T) { testClient(t, true) })
+}
+
+func testClient(t *testing.T, overGRPC bool) {
 	srv := openfga.Start(t, openfga.Options{})
 	ctx := context.Background()
 	c, err := fgaclient.New(srv.URL)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if overGRPC {
+		if err := c.UseGRPC(srv.GRPC); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
 	}
 	id, err := c.CreateStore(ctx, "acme")
 	if err != nil {
@@ -130,6 +142,13 @@ func TestClient(t *testing.T) {
 	}
 	if stores, err := c.ListStores(ctx); err != nil || len(stores) != 0 {
 		t.Fatalf("stores after deletion = %v, %v", stores, err)
+	}
+	const unknown = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+	if got, err := c.Read(ctx, unknown, team); err != nil || len(got) != 0 {
+		t.Fatalf("tuples of a store that does not exist = %v, %v", got, err)
+	}
+	if m, err := c.Model(ctx, unknown, modelID); err != nil || m != nil {
+		t.Fatalf("model of a store that does not exist = %v, %v", m, err)
 	}
 }
 

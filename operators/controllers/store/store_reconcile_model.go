@@ -42,6 +42,9 @@ type modelStep struct {
 	// every 30 s; parsing the core module is most of that).
 	mu   sync.Mutex
 	last map[string]composed
+
+	// models are composed once for all Stores with the same inputs.
+	models compositions
 }
 
 // composed is a Store's model as last composed and written.
@@ -165,7 +168,7 @@ func (s *modelStep) reconcile(ctx context.Context, st *state) result {
 	key, inputs := storeKey(st), modelInputs(store.Spec.CoreModule, modules)
 	id, rejected, same := s.unchanged(key, inputs, store)
 	if !same {
-		model, left, err := fga.ComposeSkipping(fga.Module{Name: fga.CoreModuleName, Contents: store.Spec.CoreModule}, modules)
+		model, left, err := s.models.compose(inputs, store.Spec.CoreModule, modules)
 		if err != nil {
 			return fail(corev1alpha1.ReasonInvalidModel, err.Error(), resync)
 		}
@@ -210,4 +213,53 @@ func (s *modelStep) reconcile(ctx context.Context, st *state) result {
 	}
 	setCondition(store, corev1alpha1.ConditionModelWritten, metav1.ConditionTrue, corev1alpha1.ReasonReconciled, msg)
 	return next
+}
+
+// compositions shares composed models between Stores: the Stores of most
+// organizations have the same core module and the same modules (none, or
+// the same bound resources), and parsing them (ANTLR) was most of what a
+// new organization cost the operator. Models and their left-out modules
+// are shared read-only (hashed, compared, sent). The most recent
+// maxCompositions inputs are kept.
+type compositions struct {
+	mu      sync.Mutex
+	entries map[[sha256.Size]byte]*composition
+	order   [][sha256.Size]byte // oldest first
+}
+
+const maxCompositions = 16
+
+// composition is one composed model; done is closed once it is set.
+type composition struct {
+	done     chan struct{}
+	model    *openfgav1.AuthorizationModel
+	rejected map[string]error
+	err      error
+}
+
+// compose returns the model of core and modules, whose hash is inputs
+// (modelInputs), composing it unless it was composed before; Stores
+// reconciled at once wait for the one composing it.
+func (c *compositions) compose(inputs [sha256.Size]byte, core string, modules []fga.Module) (*openfgav1.AuthorizationModel, map[string]error, error) {
+	c.mu.Lock()
+	if e, ok := c.entries[inputs]; ok {
+		c.mu.Unlock()
+		<-e.done
+		return e.model, e.rejected, e.err
+	}
+	if c.entries == nil {
+		c.entries = map[[sha256.Size]byte]*composition{}
+	}
+	e := &composition{done: make(chan struct{})}
+	c.entries[inputs] = e
+	c.order = append(c.order, inputs)
+	if len(c.order) > maxCompositions {
+		delete(c.entries, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.mu.Unlock()
+
+	e.model, e.rejected, e.err = fga.ComposeSkipping(fga.Module{Name: fga.CoreModuleName, Contents: core}, modules)
+	close(e.done)
+	return e.model, e.rejected, e.err
 }

@@ -314,3 +314,47 @@ func TestModelListCopiesWhatIsKept(t *testing.T) {
 		t.Fatalf("nothing kept, listed %v", none)
 	}
 }
+
+// Stores with the same core module and modules share one composed model
+// (composed once, also when reconciled at once); other inputs get their
+// own, and only the latest maxCompositions are kept.
+func TestCompositionsShared(t *testing.T) {
+	var c compositions
+	widget := []fga.Module{{Name: "widgets", Contents: fga.ResourceModule(fga.Resource{Group: "example.com", Plural: "widgets", Singular: "widget"})}}
+	inputs := modelInputs(fga.CoreModule, widget)
+	models := make(chan *openfgav1.AuthorizationModel, 4)
+	for range cap(models) {
+		go func() {
+			m, rejected, err := c.compose(inputs, fga.CoreModule, widget)
+			if err != nil || len(rejected) != 0 {
+				t.Errorf("composing: %v %v", err, rejected)
+			}
+			models <- m
+		}()
+	}
+	first := <-models
+	for range cap(models) - 1 {
+		if m := <-models; m != first {
+			t.Fatal("Stores with the same inputs got models composed separately")
+		}
+	}
+	if first == nil || len(first.GetTypeDefinitions()) == 0 {
+		t.Fatalf("composed model %v", first)
+	}
+	bare, _, err := c.compose(modelInputs(fga.CoreModule, nil), fga.CoreModule, nil)
+	if err != nil || bare == first || len(bare.GetTypeDefinitions()) != len(first.GetTypeDefinitions())-1 {
+		t.Fatalf("the core module alone: %d types (with widgets %d), err %v", len(bare.GetTypeDefinitions()), len(first.GetTypeDefinitions()), err)
+	}
+	for i := range maxCompositions {
+		extra := []fga.Module{{Name: fmt.Sprintf("m%d", i), Contents: fmt.Sprintf("module m%d\n\ntype t%d\n", i, i)}}
+		if _, _, err := c.compose(modelInputs(fga.CoreModule, extra), fga.CoreModule, extra); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(c.entries) != maxCompositions || len(c.order) != maxCompositions {
+		t.Fatalf("%d compositions kept (%d in order), want %d", len(c.entries), len(c.order), maxCompositions)
+	}
+	if again, _, _ := c.compose(inputs, fga.CoreModule, widget); again == first {
+		t.Fatal("the oldest composition was kept beyond maxCompositions")
+	}
+}

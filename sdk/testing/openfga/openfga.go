@@ -134,6 +134,9 @@ func (s *Server) Stop() error {
 	return s.proc.Stop(20 * time.Second)
 }
 
+// PID is the server's process id (for its CPU time in /proc/<pid>/stat).
+func (s *Server) PID() int { return s.proc.PID() }
+
 // LogTail is the end of the server's log.
 func (s *Server) LogTail(n int) string {
 	b := s.log.String()
