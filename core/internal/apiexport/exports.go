@@ -32,7 +32,9 @@ func (e *Exports) Export(ctx context.Context, cluster, name string) (*apisv1alph
 	return e.Exports.Get(ctx, cluster, "", name)
 }
 
-// Resources returns the CRDs of the export's resources.
+// Resources returns the CRDs of the export's resources. The schemas come
+// from the watch cache (they are immutable), from storage only when not
+// cached yet: the virtual workspace asks on every request.
 func (e *Exports) Resources(ctx context.Context, cluster, name string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	export, err := e.Export(ctx, cluster, name)
 	if err != nil {
@@ -40,7 +42,7 @@ func (e *Exports) Resources(ctx context.Context, cluster, name string) ([]*apiex
 	}
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, r := range export.Spec.Resources {
-		schema, err := e.Schemas.Get(ctx, cluster, "", r.Schema)
+		schema, err := client.CachedOrLive(ctx, e.Schemas, cluster, "", r.Schema)
 		if err != nil {
 			return nil, fmt.Errorf("schema %s: %w", r.Schema, err)
 		}
