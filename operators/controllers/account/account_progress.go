@@ -9,10 +9,16 @@ import (
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 )
 
-// progressHold is how often, at most, a status that only reports progress
-// is written for one Account. An Account that becomes Ready within it gets
-// one status write (Ready); one that waits longer shows where it waits.
-const progressHold = 5 * time.Second
+// progressHold is how long a status that only reports progress is held
+// back for one Account after its first reconcile: an Account that becomes
+// Ready within it gets one status write (Ready); one that waits longer shows
+// where it waits. Each progress write doubles the hold, up to
+// maxProgressHold: an Account slowed by a busy platform does not write
+// more for being slow.
+const (
+	progressHold    = 5 * time.Second
+	maxProgressHold = 30 * time.Second
+)
 
 // progressWrites holds back the status writes that only report progress
 // (each step's Pending message as the Account moves along): every write is
@@ -20,19 +26,24 @@ const progressHold = 5 * time.Second
 // each used to cost a write per step. A failure (a condition with reason
 // Error), the end of one, and Ready (or its loss) are written at once; the
 // rest at most once per hold for each Account, counted from the first
-// reconcile this process ran for it.
+// reconcile this process ran for it, doubling after each.
 type progressWrites struct {
-	hold time.Duration
-	now  func() time.Time
+	hold, maxHold time.Duration
+	now           func() time.Time
 
 	mu sync.Mutex
-	// last is when each Account (cluster/name) was first reconciled or
-	// last had its progress written.
-	last map[string]time.Time
+	// last is, for each Account (cluster/name), when it was first
+	// reconciled or last had its progress written, and the hold from then.
+	last map[string]progressHeld
 }
 
-func newProgressWrites(hold time.Duration) *progressWrites {
-	return &progressWrites{hold: hold, now: time.Now, last: map[string]time.Time{}}
+type progressHeld struct {
+	at   time.Time
+	hold time.Duration
+}
+
+func newProgressWrites(hold, maxHold time.Duration) *progressWrites {
+	return &progressWrites{hold: hold, maxHold: maxHold, now: time.Now, last: map[string]progressHeld{}}
 }
 
 // due reports whether the Account's progress may be written now, and if
@@ -43,13 +54,13 @@ func (p *progressWrites) due(key string) (bool, time.Duration) {
 	now := p.now()
 	last, ok := p.last[key]
 	if !ok {
-		p.last[key] = now
-		last = now
+		last = progressHeld{at: now, hold: p.hold}
+		p.last[key] = last
 	}
-	if wait := last.Add(p.hold).Sub(now); wait > 0 {
+	if wait := last.at.Add(last.hold).Sub(now); wait > 0 {
 		return false, wait
 	}
-	p.last[key] = now
+	p.last[key] = progressHeld{at: now, hold: min(2*last.hold, p.maxHold)}
 	return true, 0
 }
 
