@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -106,16 +107,17 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Kit, error) {
 // "cluster" of a logical cluster, asking each config's host in turn
 // (<host>/clusters/<cluster>/apis/core.kcp.io/v1alpha1/logicalclusters/cluster)
 // and returning the first answer.
+//
+// A host that refused the credential (401: a ServiceAccount token is valid
+// only in its own workspace) is not asked again for refusedFor: the core
+// answers an unauthenticated HTTP/2 request by closing the connection
+// (kube-apiserver's mitigation of CVE-2023-44487), and every other request
+// in flight on it is sent again over a new TLS connection.
 func LogicalClusterPath(configs ...*rest.Config) pathaware.ResolveFunc {
-	type target struct {
-		host string
-		hc   *http.Client
-		err  error
-	}
-	targets := make([]target, len(configs))
+	targets := make([]*pathTarget, len(configs))
 	for i, c := range configs {
 		hc, err := rest.HTTPClientFor(c)
-		targets[i] = target{host: strings.TrimSuffix(c.Host, "/"), hc: hc, err: err}
+		targets[i] = &pathTarget{host: strings.TrimSuffix(c.Host, "/"), hc: hc, err: err}
 	}
 	return func(ctx context.Context, cluster string) (string, error) {
 		var errs []error
@@ -124,15 +126,64 @@ func LogicalClusterPath(configs ...*rest.Config) pathaware.ResolveFunc {
 				errs = append(errs, t.err)
 				continue
 			}
+			if err := t.refused(); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			path, err := getPath(ctx, t.hc, t.host+"/clusters/"+cluster+"/apis/core.kcp.io/v1alpha1/logicalclusters/cluster")
 			if err == nil {
 				return path, nil
 			}
+			t.noteRefusal(err)
 			errs = append(errs, err)
 		}
 		return "", errors.Join(errs...)
 	}
 }
+
+// refusedFor is how long a host that refused the credential is not asked.
+const refusedFor = 10 * time.Minute
+
+// pathTarget is one host LogicalClusterPath asks.
+type pathTarget struct {
+	host string
+	hc   *http.Client
+	err  error
+
+	mu      sync.Mutex
+	until   time.Time // not asked before, after a 401
+	refusal error
+}
+
+// refused returns the 401 of the host while it is not asked.
+func (t *pathTarget) refused() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if time.Now().Before(t.until) {
+		return t.refusal
+	}
+	return nil
+}
+
+// noteRefusal remembers a 401.
+func (t *pathTarget) noteRefusal(err error) {
+	var np *pathaware.NotPermittedError
+	var st *statusError
+	if !errors.As(err, &np) || !errors.As(err, &st) || st.code != http.StatusUnauthorized {
+		return
+	}
+	t.mu.Lock()
+	t.until, t.refusal = time.Now().Add(refusedFor), err
+	t.mu.Unlock()
+}
+
+// statusError is a lookup answered with an HTTP error status.
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }
 
 func getPath(ctx context.Context, hc *http.Client, url string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -150,7 +201,7 @@ func getPath(ctx context.Context, hc *http.Client, url string) (string, error) {
 		return "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		err := fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(body)))
+		err := &statusError{code: resp.StatusCode, msg: fmt.Sprintf("GET %s: %d %s", url, resp.StatusCode, strings.TrimSpace(string(body)))}
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 			return "", &pathaware.NotPermittedError{Err: err}
 		}

@@ -119,6 +119,7 @@ func newReconciler(c clients, opts Options) *reconciler {
 				return del(ctx, c, cluster, &tenancyv1alpha1.WorkspaceType{ObjectMeta: metav1.ObjectMeta{Name: name}})
 			},
 		},
+		progress:   newProgressWrites(progressHold, maxProgressHold),
 		getAccount: get[*corev1alpha1.Account](c, func() *corev1alpha1.Account { return &corev1alpha1.Account{} }),
 		updateAccount: func(ctx context.Context, cluster string, a *corev1alpha1.Account) error {
 			return update(ctx, c, cluster, a)

@@ -59,6 +59,9 @@ type reconciler struct {
 	getAccount    func(ctx context.Context, cluster, name string) (*corev1alpha1.Account, error)
 	updateAccount func(ctx context.Context, cluster string, a *corev1alpha1.Account) error
 	updateStatus  func(ctx context.Context, cluster string, a *corev1alpha1.Account) error
+
+	// progress holds back the status writes that only report progress.
+	progress *progressWrites
 }
 
 // reconcile runs the chain for one Account; requeueAfter > 0 asks for
@@ -67,10 +70,12 @@ func (r *reconciler) reconcile(ctx context.Context, cluster, name string) (time.
 	logger := log.FromContext(ctx).WithValues("cluster", cluster, "account", name)
 	ctx = log.IntoContext(ctx, logger)
 
+	key := cluster + "/" + name
 	acc, err := r.getAccount(ctx, cluster, name)
 	if err != nil {
 		if gone(err) {
 			logger.V(1).Info("account is gone")
+			r.progress.forget(key)
 			return 0, nil
 		}
 		return 0, fmt.Errorf("getting account: %w", err)
@@ -79,6 +84,7 @@ func (r *reconciler) reconcile(ctx context.Context, cluster, name string) (time.
 	before := acc.Status.DeepCopy()
 
 	if !acc.DeletionTimestamp.IsZero() {
+		r.progress.forget(key)
 		if !controllerutil.ContainsFinalizer(acc, Finalizer) {
 			return 0, nil
 		}
@@ -120,7 +126,26 @@ func (r *reconciler) reconcile(ctx context.Context, cluster, name string) (time.
 		setReady(acc, metav1.ConditionFalse, reason, msg)
 	}
 	acc.Status.ObservedGeneration = acc.Generation
+	if equality.Semantic.DeepEqual(before, &acc.Status) {
+		return requeue, nil
+	}
+	if progressOnly(before, &acc.Status) {
+		if ok, wait := r.progress.due(key); !ok {
+			logger.V(2).Info("progress not written yet", "for", wait)
+			return sooner(requeue, wait), nil
+		}
+	} else {
+		r.progress.forget(key)
+	}
 	return requeue, r.writeStatus(ctx, cluster, acc, before)
+}
+
+// sooner is the earlier of two requeues (0: none).
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 func (r *reconciler) writeStatus(ctx context.Context, cluster string, acc *corev1alpha1.Account, before *corev1alpha1.AccountStatus) error {

@@ -48,6 +48,7 @@ func newTestReconciler(acc *corev1alpha1.Account, steps ...step) (*reconciler, *
 			acc.Status = a.Status
 			return nil
 		},
+		progress: newProgressWrites(0, 0), // every change written
 	}
 	return r, &updates, &statusUpdates
 }
@@ -91,6 +92,88 @@ func TestReconcileWritesStatusOnlyWhenChanged(t *testing.T) {
 	if *statusUpdates != 1 {
 		t.Errorf("status written %d times, want once", *statusUpdates)
 	}
+}
+
+func TestReconcileHoldsBackProgress(t *testing.T) {
+	acc := org("acme")
+	s1 := &fakeStep{cond: corev1alpha1.ConditionWorkspaceCreated, res: wait(time.Second)}
+	r, _, statusUpdates := newTestReconciler(acc, s1)
+	now := time.Unix(1000, 0)
+	r.progress = newProgressWrites(5*time.Second, 30*time.Second)
+	r.progress.now = func() time.Time { return now }
+	ctx := context.Background()
+
+	// A step still pending within the hold: nothing written, looked at
+	// again within the hold.
+	after, err := r.reconcile(ctx, "orgs", "acme")
+	if err != nil || after != time.Second || *statusUpdates != 0 {
+		t.Fatalf("fresh pending account: requeue %v, err %v, %d status writes; want 1s and none", after, err, *statusUpdates)
+	}
+	s1.res = wait(0) // waiting for an event only
+	if after, _ := r.reconcile(ctx, "orgs", "acme"); after != 5*time.Second {
+		t.Fatalf("requeue %v, want the end of the hold (5s)", after)
+	}
+
+	// Past the hold the progress is written, then held back again.
+	now = now.Add(5 * time.Second)
+	r.reconcile(ctx, "orgs", "acme")
+	c := requireCondition(t, acc, corev1alpha1.ConditionReady, metav1.ConditionFalse, corev1alpha1.ReasonPending)
+	if *statusUpdates != 1 || c.Message != corev1alpha1.ConditionWorkspaceCreated+": waiting" {
+		t.Fatalf("after the hold: %d status writes, Ready %q; want one, naming the pending step", *statusUpdates, c.Message)
+	}
+	s2 := &fakeStep{cond: corev1alpha1.ConditionAccountInfoReady, res: wait(time.Second)}
+	s1.res = next
+	r.steps = append(r.steps, s2)
+	now = now.Add(time.Second)
+	r.reconcile(ctx, "orgs", "acme")
+	if *statusUpdates != 1 {
+		t.Fatalf("progress within the hold written (%d status writes)", *statusUpdates)
+	}
+	// The hold doubled: 5 s later is not enough, 10 s is.
+	now = now.Add(4 * time.Second)
+	r.reconcile(ctx, "orgs", "acme")
+	if *statusUpdates != 1 {
+		t.Fatalf("progress written 5 s after the last (%d status writes); want the hold doubled to 10 s", *statusUpdates)
+	}
+	now = now.Add(5 * time.Second)
+	r.reconcile(ctx, "orgs", "acme")
+	requireCondition(t, acc, corev1alpha1.ConditionAccountInfoReady, metav1.ConditionFalse, corev1alpha1.ReasonPending)
+	if *statusUpdates != 2 {
+		t.Fatalf("progress 10 s after the last: %d status writes, want 2", *statusUpdates)
+	}
+
+	// A failure is written at once.
+	r.steps = []step{s1, failingStep{cond: corev1alpha1.ConditionAccountInfoReady}}
+	r.reconcile(ctx, "orgs", "acme")
+	requireCondition(t, acc, corev1alpha1.ConditionAccountInfoReady, metav1.ConditionFalse, corev1alpha1.ReasonError)
+	if *statusUpdates != 3 {
+		t.Fatalf("failure: %d status writes, want 3", *statusUpdates)
+	}
+	// So is its end, even when the step is only pending again.
+	r.steps = []step{s1, s2}
+	r.reconcile(ctx, "orgs", "acme")
+	requireCondition(t, acc, corev1alpha1.ConditionAccountInfoReady, metav1.ConditionFalse, corev1alpha1.ReasonPending)
+	if *statusUpdates != 4 {
+		t.Fatalf("failure over: %d status writes, want 4", *statusUpdates)
+	}
+
+	// Ready is written at once, within the hold.
+	s2.res = next
+	r.reconcile(ctx, "orgs", "acme")
+	requireCondition(t, acc, corev1alpha1.ConditionReady, metav1.ConditionTrue, corev1alpha1.ReasonReconciled)
+	if *statusUpdates != 5 {
+		t.Fatalf("Ready: %d status writes, want 5", *statusUpdates)
+	}
+	if len(r.progress.last) != 0 {
+		t.Errorf("a Ready account is still remembered: %v", r.progress.last)
+	}
+}
+
+// failingStep fails its condition.
+type failingStep struct{ cond string }
+
+func (f failingStep) reconcile(ctx context.Context, st *state) result {
+	return failed(ctx, st.account, f.cond, errors.New("boom"))
 }
 
 func TestReconcileGoneAccountOrCluster(t *testing.T) {

@@ -135,9 +135,16 @@ func New(workspaces client.Client[*tenancyv1alpha1.Workspace], logicalClusters c
 // unschedulableRetry is how often a Workspace no shard took is tried again.
 const unschedulableRetry = time.Second
 
+// workers reconcile Workspaces in parallel. A reconcile mostly waits for
+// its writes (the child's LogicalCluster, the admin binding, the
+// Workspace and its status: ~65 ms in a burst of 1,000 Accounts): with 4,
+// a burst queued each Workspace for 13 s on average and mirrored a
+// LogicalCluster's progress that late.
+const workers = 16
+
 // Run reconciles until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	r := runner.New("workspace", 4, c.reconcile)
+	r := runner.New("workspace", workers, c.reconcile)
 	_ = r.EnqueueFrom(c.informer, runner.ObjectKeys)
 	// A change of a child's LogicalCluster concerns its Workspace.
 	owner := func(obj any) []runner.Key {

@@ -15,6 +15,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
+	"github.com/meshplane/meshplane/core/internal/virtual/lifecycle"
 )
 
 // kcpResources are kcp's tenancy.kcp.io and core.kcp.io kinds, served in
@@ -72,8 +73,10 @@ var kcpResources = []resource{
 		newList: func() runtime.Object { return &tenancyv1alpha1.WorkspaceTypeList{} }},
 	{gv: corev1alpha1.SchemeGroupVersion, plural: "logicalclusters", singular: "logicalcluster", kind: "LogicalCluster",
 		categories: []string{"kcp"}, hasStatus: true, statusOnCreate: true, nameFn: apivalidation.NameIsDNSSubdomain,
-		newFunc: func() runtime.Object { return &corev1alpha1.LogicalCluster{} },
-		newList: func() runtime.Object { return &corev1alpha1.LogicalClusterList{} },
+		// Initializers releasing a workspace at once do not conflict.
+		rebaseStatus: lifecycle.RebaseRelease,
+		newFunc:      func() runtime.Object { return &corev1alpha1.LogicalCluster{} },
+		newList:      func() runtime.Object { return &corev1alpha1.LogicalClusterList{} },
 		columns: []column{
 			{"Phase", "string", func(o runtime.Object) any { return string(o.(*corev1alpha1.LogicalCluster).Status.Phase) }},
 			{"URL", "string", func(o runtime.Object) any { return o.(*corev1alpha1.LogicalCluster).Status.URL }},

@@ -61,7 +61,9 @@ func NewStorage(opts generic.RESTOptionsGetter) (Storage, error) {
 		for _, gv := range append([]schema.GroupVersion{r.gv}, r.alsoIn...) {
 			out.add(gv, r.plural, &named{Store: store, shortNames: r.shortNames, categories: r.categories})
 			if r.hasStatus {
-				out.add(gv, r.plural+"/status", newStatus(store, st.statusStrategy()))
+				status := newStatus(store, st.statusStrategy())
+				status.rebase = r.rebaseStatus
+				out.add(gv, r.plural+"/status", status)
 				for _, sub := range r.extraStatus {
 					out.add(gv, r.plural+"/"+sub, newStatus(store, st.statusStrategy()))
 				}
@@ -132,6 +134,8 @@ var (
 // change only status.
 type statusREST struct {
 	store *genericregistry.Store
+	// rebase: see resource.rebaseStatus; nil for most kinds.
+	rebase func(ctx context.Context, current, updated runtime.Object) runtime.Object
 }
 
 func newStatus(store *genericregistry.Store, s *strategy) *statusREST {
@@ -150,8 +154,26 @@ func (r *statusREST) Get(ctx context.Context, name string, options *metav1.GetOp
 
 func (r *statusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	if r.rebase != nil {
+		objInfo = rebasedInfo{UpdatedObjectInfo: objInfo, rebase: r.rebase}
+	}
 	// Subresources never create.
 	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+}
+
+// rebasedInfo hands the storage the updated object as rebase makes it
+// from the stored one (before the storage compares resourceVersions).
+type rebasedInfo struct {
+	rest.UpdatedObjectInfo
+	rebase func(ctx context.Context, current, updated runtime.Object) runtime.Object
+}
+
+func (i rebasedInfo) UpdatedObject(ctx context.Context, current runtime.Object) (runtime.Object, error) {
+	updated, err := i.UpdatedObjectInfo.UpdatedObject(ctx, current)
+	if err != nil {
+		return updated, err
+	}
+	return i.rebase(ctx, current, updated), nil
 }
 
 func (r *statusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {

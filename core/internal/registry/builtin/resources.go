@@ -38,11 +38,15 @@ type resource struct {
 	// extraStatus names further subresources written like status
 	// (certificatesigningrequests/approval).
 	extraStatus []string
-	newFunc     func() runtime.Object
-	newList     func() runtime.Object
-	nameFn      apivalidation.ValidateNameFunc
-	defaults    func(obj runtime.Object)
-	validate    func(obj runtime.Object) field.ErrorList
+	// rebaseStatus may apply a status write sent on an older object to
+	// the stored one (current) instead of refusing it with a conflict; it
+	// returns updated when it does not.
+	rebaseStatus func(ctx context.Context, current, updated runtime.Object) runtime.Object
+	newFunc      func() runtime.Object
+	newList      func() runtime.Object
+	nameFn       apivalidation.ValidateNameFunc
+	defaults     func(obj runtime.Object)
+	validate     func(obj runtime.Object) field.ErrorList
 	// validateSpec checks the spec on creates and updates but not on
 	// status writes, which keep the stored spec (one stored before a
 	// rule was added must not block them).
