@@ -3,7 +3,6 @@ package builtin
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -47,62 +46,6 @@ func addDefaults(s *runtime.Scheme) {
 			DefaultMutatingWebhooks(&obj.(*admissionregistrationv1.MutatingWebhookConfigurationList).Items[i])
 		}
 	})
-}
-
-// DefaultValidatingWebhooks gives every webhook of c what kube-apiserver's
-// v1 defaults give it: failurePolicy Fail, matchPolicy Equivalent, empty
-// (match-all) namespace and object selectors, timeoutSeconds 10, rules of
-// every scope, service port 443.
-func DefaultValidatingWebhooks(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
-	for i := range c.Webhooks {
-		h := &c.Webhooks[i]
-		defaultWebhook(&h.FailurePolicy, &h.MatchPolicy, &h.NamespaceSelector, &h.ObjectSelector, &h.TimeoutSeconds, h.Rules, &h.ClientConfig)
-	}
-}
-
-// DefaultMutatingWebhooks is DefaultValidatingWebhooks for mutating
-// webhooks, whose reinvocationPolicy defaults to Never.
-func DefaultMutatingWebhooks(c *admissionregistrationv1.MutatingWebhookConfiguration) {
-	for i := range c.Webhooks {
-		h := &c.Webhooks[i]
-		defaultWebhook(&h.FailurePolicy, &h.MatchPolicy, &h.NamespaceSelector, &h.ObjectSelector, &h.TimeoutSeconds, h.Rules, &h.ClientConfig)
-		if h.ReinvocationPolicy == nil {
-			never := admissionregistrationv1.NeverReinvocationPolicy
-			h.ReinvocationPolicy = &never
-		}
-	}
-}
-
-func defaultWebhook(fp **admissionregistrationv1.FailurePolicyType, mp **admissionregistrationv1.MatchPolicyType,
-	namespaces, objects **metav1.LabelSelector, timeout **int32, rules []admissionregistrationv1.RuleWithOperations,
-	client *admissionregistrationv1.WebhookClientConfig) {
-	if *fp == nil {
-		fail := admissionregistrationv1.Fail
-		*fp = &fail
-	}
-	if *mp == nil {
-		eq := admissionregistrationv1.Equivalent
-		*mp = &eq
-	}
-	for _, sel := range []**metav1.LabelSelector{namespaces, objects} {
-		if *sel == nil {
-			*sel = &metav1.LabelSelector{}
-		}
-	}
-	if *timeout == nil {
-		ten := int32(10)
-		*timeout = &ten
-	}
-	for i := range rules {
-		if rules[i].Scope == nil {
-			all := admissionregistrationv1.AllScopes
-			rules[i].Scope = &all
-		}
-	}
-	if client.Service != nil && client.Service.Port == nil {
-		port := int32(443)
-		client.Service.Port = &port
-	}
 }
 
 // defaultBinding defaults as kube-apiserver does: an empty roleRef.apiGroup
