@@ -217,13 +217,24 @@ func (c *Client) ListStores(ctx context.Context) ([]Store, error) {
 	if c.rpc != nil {
 		page = c.storesRPC
 	}
-	var out []Store
+	out, err := allPages(func(token string) ([]Store, string, error) { return page(ctx, token) })
+	if err != nil {
+		return nil, fmt.Errorf("listing stores: %w", err)
+	}
+	return out, nil
+}
+
+// allPages collects the items of every page, asking for the first with
+// token "" and for each next one with the token the previous page gave,
+// until one gives none.
+func allPages[T any](page func(token string) ([]T, string, error)) ([]T, error) {
+	var out []T
 	for token := ""; ; {
-		stores, next, err := page(ctx, token)
+		items, next, err := page(token)
 		if err != nil {
-			return nil, fmt.Errorf("listing stores: %w", err)
+			return nil, err
 		}
-		out = append(out, stores...)
+		out = append(out, items...)
 		if next == "" {
 			return out, nil
 		}
@@ -478,18 +489,11 @@ func (c *Client) Read(ctx context.Context, storeID, object string) ([]v1alpha1.T
 	if c.rpc != nil {
 		page = c.readRPC
 	}
-	var out []v1alpha1.Tuple
-	for token := ""; ; {
-		tuples, next, err := page(ctx, storeID, object, token)
-		if err != nil {
-			return nil, fmt.Errorf("reading tuples of %s in store %s: %w", object, storeID, err)
-		}
-		out = append(out, tuples...)
-		if next == "" {
-			return out, nil
-		}
-		token = next
+	out, err := allPages(func(token string) ([]v1alpha1.Tuple, string, error) { return page(ctx, storeID, object, token) })
+	if err != nil {
+		return nil, fmt.Errorf("reading tuples of %s in store %s: %w", object, storeID, err)
 	}
+	return out, nil
 }
 
 // readHTTP and readRPC return one page of tuples and the next page's
