@@ -137,7 +137,7 @@ func (r *reconciler) reconcile(ctx context.Context, cluster, name string) (time.
 	} else {
 		r.progress.forget(key)
 	}
-	return requeue, r.writeStatus(ctx, cluster, acc, before)
+	return requeue, r.putStatus(ctx, cluster, acc)
 }
 
 // sooner is the earlier of two requeues (0: none).
@@ -148,10 +148,17 @@ func sooner(a, b time.Duration) time.Duration {
 	return a
 }
 
+// writeStatus writes the status if it changed from before.
 func (r *reconciler) writeStatus(ctx context.Context, cluster string, acc *corev1alpha1.Account, before *corev1alpha1.AccountStatus) error {
 	if equality.Semantic.DeepEqual(before, &acc.Status) {
 		return nil
 	}
+	return r.putStatus(ctx, cluster, acc)
+}
+
+// putStatus writes the Account's status; an Account already gone is no
+// error.
+func (r *reconciler) putStatus(ctx context.Context, cluster string, acc *corev1alpha1.Account) error {
 	if err := r.updateStatus(ctx, cluster, acc); err != nil && !gone(err) {
 		return fmt.Errorf("writing status: %w", err)
 	}
