@@ -46,7 +46,16 @@ type Backend struct {
 // NewBackend connects to etcd at endpoints. Keys are stored under prefix
 // (for example /registry).
 func NewBackend(endpoints []string, prefix string, compactInterval time.Duration, tlsConfig *tls.Config) (*Backend, error) {
-	client, err := kubernetes.New(clientv3.Config{
+	client, err := kubernetes.New(clientConfig(endpoints, tlsConfig))
+	if err != nil {
+		return nil, fmt.Errorf("connecting to etcd %v: %w", endpoints, err)
+	}
+	return newBackend(client, prefix, compactInterval), nil
+}
+
+// clientConfig is the configuration of the core's etcd clients.
+func clientConfig(endpoints []string, tlsConfig *tls.Config) clientv3.Config {
+	return clientv3.Config{
 		Endpoints:          endpoints,
 		TLS:                tlsConfig,
 		DialTimeout:        20 * time.Second,
@@ -54,11 +63,7 @@ func NewBackend(endpoints []string, prefix string, compactInterval time.Duration
 		MaxCallSendMsgSize: 3 * 1024 * 1024,
 		MaxCallRecvMsgSize: 128 * 1024 * 1024,
 		Logger:             clientLogger(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("connecting to etcd %v: %w", endpoints, err)
 	}
-	return newBackend(client, prefix, compactInterval), nil
 }
 
 // clientLogger is etcd's default client logger (its level, encoding and
@@ -97,8 +102,7 @@ func NewBackendWithInProcessKV(kv *clientv3.Client, endpoints []string, prefix s
 	}
 	// The probe is a bare client: the question needs no compactor and no
 	// Kubernetes wrapper.
-	probe, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 20 * time.Second,
-		DialKeepAliveTime: 30 * time.Second, Logger: clientLogger()})
+	probe, err := clientv3.New(clientConfig(endpoints, nil))
 	if err != nil {
 		b.stop()
 		return nil, fmt.Errorf("connecting to etcd %v: %w", endpoints, err)
