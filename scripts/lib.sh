@@ -54,9 +54,10 @@ wait_platform() {
 	fi
 }
 
-# platform_pids sets CORE_PID, AOP_PID and SOP_PID to the pids of the
-# launcher's core, account-operator and security-operator (its own
-# children only, found by executable name).
+# platform_pids sets CORE_PID, AOP_PID, SOP_PID and OPENFGA_PID to the
+# pids of the launcher's core, account-operator, security-operator and
+# OpenFGA (its own children only, found by executable name; '' for one
+# not running).
 platform_pids() {
 	local p
 	CORE_PID='' AOP_PID='' SOP_PID='' OPENFGA_PID=''
