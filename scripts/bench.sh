@@ -232,12 +232,13 @@ if [[ ${REBAC_BENCH:-1} != 0 ]]; then
 	} | tee -a bench-results.md
 fi
 
-# The account-operator: the whole platform started by the launcher
+# The account-operator: scripts/accounts-cost.sh starts the whole platform
 # (bin/meshplane-platform, as `make run`) in a temporary root directory on a
 # free 20-port range, then ACCOUNTS_ORGS (default 100) org Accounts and
 # ACCOUNTS (default 1000) accounts spread over them, each batch timed until
-# every Account is Ready, with the operator's and the core's RSS. Extra
-# operator flags: ACCOUNT_OPERATOR_ARGS. Skip with ACCOUNTS_BENCH=0.
+# every Account is Ready, with the operator's and the core's RSS, and what
+# each Account cost every process in CPU and requests. Extra operator flags:
+# ACCOUNT_OPERATOR_ARGS. Skip with ACCOUNTS_BENCH=0.
 if [[ ${ACCOUNTS_BENCH:-1} != 0 ]]; then
 	for bin in bin/meshplane-platform bin/account-operator; do
 		if [[ ! -x $bin ]]; then
@@ -263,30 +264,12 @@ if [[ ${ACCOUNTS_BENCH:-1} != 0 ]]; then
 		return 1
 	}
 	PB=$(free_range)
-	PLAT="$DIR/platform"
-	start_platform "$ROOT/bin/meshplane-platform" "$PLAT" "$PB" "$DIR/platform.log" \
-		--account-operator-args "${ACCOUNT_OPERATOR_ARGS:-}"
-	LPID=$PLATFORM_PID
-	stop_platform() {
-		kill -TERM "$LPID" 2>/dev/null || true
-		wait "$LPID" 2>/dev/null || true
-	}
-	trap 'stop_platform; rm -rf "$DIR"' EXIT
-	wait_platform "$PLAT" "$DIR/platform.log" 50 bench.sh || exit 1
-	# The launcher's children, by name (the launcher's own process tree only).
-	platform_pids
-	OPID=$AOP_PID CPID=$CORE_PID
 	{
 		echo
 		echo "## account-operator $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo
-		"$ROOT/bin/meshplane-bench" --kubeconfig "$PLAT/admin.kubeconfig" \
-			--creates 0 --gets 0 --lists 0 --clusters 0 --workspaces 0 --workspace-tree 0 --bindings 0 \
-			--vw-lists 0 --vw-watch-events 0 --vw-large=false \
-			--account-orgs "${ACCOUNTS_ORGS:-100}" --accounts "${ACCOUNTS:-1000}" \
-			--account-operator-pid "$OPID" --platform-core-pid "$CPID"
+		ORGS=${ACCOUNTS_ORGS:-100} ACCOUNTS=${ACCOUNTS:-1000} PORT_BASE=$PB "$ROOT/scripts/accounts-cost.sh" "$ROOT/bin"
 	} | tee -a bench-results.md
-	stop_platform
 fi
 
 # The front proxy: GET of one configmap straight to the shard and through
