@@ -33,7 +33,7 @@ func (p *parts) dynamicAdmission() []admission.Interface {
 		Namespaces:             inf.of(p.reg.namespaceStore, &corev1.Namespace{}),
 		APIBindings:            inf.of(p.reg.bindings.Storage, &apisv1alpha2.APIBinding{}),
 	}, func(ctx context.Context, cluster, name string) (*corev1.Namespace, error) {
-		return namespaceGetter(p.reg.namespaceStore)(clusters.WithCluster(ctx, cluster), name)
+		return registryNamespaceGetter(p.reg.namespaceStore)(clusters.WithCluster(ctx, cluster), name)
 	})
 	params := dynamic.StorageParams(p.paramStorage())
 	return []admission.Interface{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
@@ -24,8 +25,30 @@ import (
 	"github.com/meshplane/meshplane/core/internal/typeconverter"
 )
 
-// namespaceGetter reads namespaces for namespace admission.
-func namespaceGetter(getter rest.Getter) namespacelifecycle.GetNamespace {
+// namespaceGetter reads namespaces for namespace admission: from the
+// namespace informer (the namespace
+// controller's, shared), as kube-apiserver's admission reads them from its
+// lister, and from the registry when the informer does not have the
+// namespace (not synced yet, or created a moment ago). The informer's
+// object is shared: callers only read it.
+func (p *parts) namespaceGetter() namespacelifecycle.GetNamespace {
+	store := p.informers.of(p.reg.namespaceStore, &corev1.Namespace{}).GetStore()
+	fromRegistry := registryNamespaceGetter(p.reg.namespaceStore)
+	return func(ctx context.Context, name string) (*corev1.Namespace, error) {
+		if cluster, ok := clusters.From(ctx); ok {
+			if obj, ok, err := store.GetByKey(kcpcache.ToClusterAwareKey(cluster, "", name)); err == nil && ok {
+				if ns, ok := obj.(*corev1.Namespace); ok {
+					return ns, nil
+				}
+			}
+		}
+		return fromRegistry(ctx, name)
+	}
+}
+
+// registryNamespaceGetter reads namespaces from the registry (webhook
+// namespace selectors fall back to it when their informer misses).
+func registryNamespaceGetter(getter rest.Getter) namespacelifecycle.GetNamespace {
 	return func(ctx context.Context, name string) (*corev1.Namespace, error) {
 		// The watch cache answers almost always; a namespace created a
 		// moment ago may not be in it yet, so a miss asks etcd.

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -89,13 +90,13 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 	var allowedBy string
 	errs := a.visit(ctx, cluster, u, namespace, func(g grant) bool {
 		if RulesAllow(attrs, g.rules...) {
-			allowedBy = g.String()
+			allowedBy = g.allowedReason(cluster)
 			return false
 		}
 		return true
 	})
 	if allowedBy != "" {
-		return authorizer.DecisionAllow, fmt.Sprintf("RBAC: allowed by %s in logical cluster %q", allowedBy, cluster), nil
+		return authorizer.DecisionAllow, allowedBy, nil
 	}
 
 	reason := "RBAC: " + describeRequest(attrs, u, cluster)
@@ -166,12 +167,31 @@ type grant struct {
 	rules            []rbacv1.PolicyRule
 }
 
-func (g grant) String() string {
-	b := fmt.Sprintf("%s %q", g.bindingKind, g.bindingName)
+// allowedReason is the reason of an Allow through g in cluster, kube's
+// RBAC wording: RBAC: allowed by RoleBinding "ns/name" of ClusterRole
+// "name" to User "name" in logical cluster "cluster". Written into one
+// buffer: every allowed request builds it (fmt cost some ten allocations).
+func (g grant) allowedReason(cluster string) string {
+	b := make([]byte, 0, 160)
+	b = append(b, "RBAC: allowed by "...)
+	b = append(b, g.bindingKind...)
+	b = append(b, ' ')
 	if g.bindingNamespace != "" {
-		b = fmt.Sprintf("%s %q", g.bindingKind, g.bindingNamespace+"/"+g.bindingName)
+		b = strconv.AppendQuote(b, g.bindingNamespace+"/"+g.bindingName)
+	} else {
+		b = strconv.AppendQuote(b, g.bindingName)
 	}
-	return fmt.Sprintf("%s of %s %q to %s %q", b, g.roleKind, g.roleName, g.subject.Kind, subjectName(g.subject))
+	b = append(b, " of "...)
+	b = append(b, g.roleKind...)
+	b = append(b, ' ')
+	b = strconv.AppendQuote(b, g.roleName)
+	b = append(b, " to "...)
+	b = append(b, g.subject.Kind...)
+	b = append(b, ' ')
+	b = strconv.AppendQuote(b, subjectName(g.subject))
+	b = append(b, " in logical cluster "...)
+	b = strconv.AppendQuote(b, cluster)
+	return string(b)
 }
 
 func subjectName(s rbacv1.Subject) string {
