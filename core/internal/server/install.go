@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
@@ -32,8 +33,14 @@ import (
 // namespace (not synced yet, or created a moment ago). The informer's
 // object is shared: callers only read it.
 func (p *parts) namespaceGetter() namespacelifecycle.GetNamespace {
-	store := p.informers.of(p.reg.namespaceStore, &corev1.Namespace{}).GetStore()
-	fromRegistry := registryNamespaceGetter(p.reg.namespaceStore)
+	return informerNamespaceGetter(p.informers.of(p.reg.namespaceStore, &corev1.Namespace{}).GetStore(),
+		registryNamespaceGetter(p.reg.namespaceStore))
+}
+
+// informerNamespaceGetter reads namespaces of the request's cluster from
+// store (keyed by kcp's cluster-aware key), and through fallback when
+// store does not have one.
+func informerNamespaceGetter(store cache.Store, fallback namespacelifecycle.GetNamespace) namespacelifecycle.GetNamespace {
 	return func(ctx context.Context, name string) (*corev1.Namespace, error) {
 		if cluster, ok := clusters.From(ctx); ok {
 			if obj, ok, err := store.GetByKey(kcpcache.ToClusterAwareKey(cluster, "", name)); err == nil && ok {
@@ -42,7 +49,7 @@ func (p *parts) namespaceGetter() namespacelifecycle.GetNamespace {
 				}
 			}
 		}
-		return fromRegistry(ctx, name)
+		return fallback(ctx, name)
 	}
 }
 
