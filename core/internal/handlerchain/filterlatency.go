@@ -10,6 +10,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/metrics"
 	"k8s.io/apiserver/pkg/server/httplog"
 	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/internal/tracecontext"
 )
 
 // filterLatency measures how long each tracked filter takes, as kube's
@@ -43,7 +45,7 @@ const minFilterLatencyToLog = 100 * time.Millisecond
 
 // started marks the start of the filter named name, which h begins with.
 func (f filterLatency) started(h http.Handler, name string) http.Handler {
-	if !noopTracing(f.tp) {
+	if !tracecontext.Noop(f.tp) {
 		return filterlatency.TrackStarted(h, f.tp, name)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -59,7 +61,7 @@ func (f filterLatency) started(h http.Handler, name string) http.Handler {
 
 // completed records the duration of the filter that calls h.
 func (f filterLatency) completed(h http.Handler) http.Handler {
-	if !noopTracing(f.tp) {
+	if !tracecontext.Noop(f.tp) {
 		return filterlatency.TrackCompleted(h)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -3,28 +3,13 @@ package handlerchain
 import (
 	"net/http"
 	"net/textproto"
-	"reflect"
 
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	"k8s.io/component-base/tracing"
+
+	"github.com/meshplane/meshplane/core/internal/tracecontext"
 )
-
-// noopProviderType is the type of component-base's no-op tracer provider,
-// genericapiserver.NewConfig's default (unexported, so compared by type).
-var noopProviderType = reflect.TypeOf(tracing.NewNoopTracerProvider())
-
-// noopTracing reports whether tp records nothing: component-base's or
-// OpenTelemetry's no-op provider. Its tracers start no span of their own;
-// a span context already in the request's context passes through.
-func noopTracing(tp trace.TracerProvider) bool {
-	switch tp.(type) {
-	case noop.TracerProvider, *noop.TracerProvider:
-		return true
-	}
-	return reflect.TypeOf(tp) == noopProviderType
-}
 
 // withTracing is kube's tracing filter (otelhttp), applied to every
 // request when tp records spans. With a no-op provider all the filter does
@@ -36,7 +21,7 @@ func noopTracing(tp trace.TracerProvider) bool {
 // costs some 40 allocations per request).
 func withTracing(h http.Handler, tp trace.TracerProvider) http.Handler {
 	traced := genericapifilters.WithTracing(h, tp)
-	if !noopTracing(tp) {
+	if !tracecontext.Noop(tp) {
 		return traced
 	}
 	var headers []string

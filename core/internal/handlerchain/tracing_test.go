@@ -15,6 +15,8 @@ import (
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/component-base/tracing"
+
+	"github.com/meshplane/meshplane/core/internal/tracecontext"
 )
 
 const (
@@ -85,7 +87,7 @@ func TestTraceContextAsInKubesChain(t *testing.T) {
 func TestTracingSkippedWithoutTraceContext(t *testing.T) {
 	inner := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 	tp := tracing.NewNoopTracerProvider()
-	if !noopTracing(tp) {
+	if !tracecontext.Noop(tp) {
 		t.Fatal("component-base's no-op provider is not recognised")
 	}
 	allocs := func(h http.Handler, header http.Header) float64 {
@@ -115,7 +117,7 @@ func TestRecordingProviderTracesEveryRequest(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
-	if noopTracing(tp) {
+	if tracecontext.Noop(tp) {
 		t.Fatal("the SDK's provider is taken for a no-op one")
 	}
 	var mu sync.Mutex

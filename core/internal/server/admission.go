@@ -36,11 +36,14 @@ func (p *parts) dynamicAdmission() []admission.Interface {
 		return registryNamespaceGetter(p.reg.namespaceStore)(clusters.WithCluster(ctx, cluster), name)
 	})
 	params := dynamic.StorageParams(p.paramStorage())
+	mutating, validating := dynamic.NewMutatingWebhooks(source, p.authz), dynamic.NewValidatingWebhooks(source, p.authz)
+	mutating.ForwardTraceContext(p.config.Generic.TracerProvider)
+	validating.ForwardTraceContext(p.config.Generic.TracerProvider)
 	return []admission.Interface{
 		dynamic.NewMutatingPolicies(source, p.authz, params),
-		dynamic.NewMutatingWebhooks(source, p.authz),
+		mutating,
 		dynamic.NewValidatingPolicies(source, p.authz, params),
-		dynamic.NewValidatingWebhooks(source, p.authz),
+		validating,
 	}
 }
 
