@@ -5,13 +5,14 @@
 // by a goroutine per request (the timeout filter) but by the request's
 // context, which storage, the registry's finisher and admission webhooks
 // honour, and by withDeadlineStatus, which answers 504 for a request whose
-// deadline passed before it answered (see deadline.go).
+// deadline passed before it answered (see deadline.go), and that with a
+// no-op tracer provider the tracing and filter-latency filters do only
+// what has an effect.
 package handlerchain
 
 import (
 	"net/http"
 
-	"k8s.io/apiserver/pkg/endpoints/filterlatency"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	"k8s.io/apiserver/pkg/endpoints/filters/impersonation"
 	genericfeatures "k8s.io/apiserver/pkg/features"
@@ -30,46 +31,50 @@ import (
 // own, see stack.go), the routine (feature gate), request info, the
 // received timestamp, mux-and-discovery completion, panic recovery and
 // audit init. Filters that depend on configuration are added under the
-// same conditions as kube's chain. s gives the two server signals the
-// Config keeps private.
+// same conditions as kube's chain. With a no-op tracer provider, tracing
+// applies only to requests that carry a trace context (tracing.go) and
+// the filter latencies are tracked without a request copy per filter
+// (filterlatency.go). s gives the two server signals the Config keeps
+// private.
 func Build(apiHandler http.Handler, c *genericapiserver.Config, s *Signals) http.Handler {
-	h := filterlatency.TrackCompleted(apiHandler)
+	fl := filterLatency{tp: c.TracerProvider}
+	h := fl.completed(apiHandler)
 	h = genericapifilters.WithAuthorization(h, c.Authorization.Authorizer, c.Serializer)
-	h = filterlatency.TrackStarted(h, c.TracerProvider, "authorization")
+	h = fl.started(h, "authorization")
 
 	if c.FlowControl != nil {
 		estimator := flowcontrolrequest.NewWorkEstimator(c.StorageObjectCountTracker.Get, c.FlowControl.GetInterestedWatchCount,
 			flowcontrolrequest.DefaultWorkEstimatorConfig(), c.FlowControl.GetMaxSeats)
-		h = filterlatency.TrackCompleted(h)
+		h = fl.completed(h)
 		h = genericfilters.WithPriorityAndFairness(h, c.LongRunningFunc, c.FlowControl, estimator, c.RequestTimeout/4)
-		h = filterlatency.TrackStarted(h, c.TracerProvider, "priorityandfairness")
+		h = fl.started(h, "priorityandfairness")
 	} else {
 		h = genericfilters.WithMaxInFlightLimit(h, c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight, c.LongRunningFunc)
 	}
 
-	h = filterlatency.TrackCompleted(h)
+	h = fl.completed(h)
 	if c.FeatureGate.Enabled(genericfeatures.ConstrainedImpersonation) {
 		h = impersonation.WithConstrainedImpersonation(h, c.Authorization.Authorizer, c.Serializer)
-		h = filterlatency.TrackStarted(h, c.TracerProvider, "constrainedimpersonation")
+		h = fl.started(h, "constrainedimpersonation")
 	} else {
 		h = impersonation.WithImpersonation(h, c.Authorization.Authorizer, c.Serializer)
-		h = filterlatency.TrackStarted(h, c.TracerProvider, "impersonation")
+		h = fl.started(h, "impersonation")
 	}
 
-	h = filterlatency.TrackCompleted(h)
+	h = fl.completed(h)
 	h = genericapifilters.WithAudit(h, c.AuditBackend, c.AuditPolicyRuleEvaluator, c.LongRunningFunc)
-	h = filterlatency.TrackStarted(h, c.TracerProvider, "audit")
+	h = fl.started(h, "audit")
 
 	unauthorized := genericapifilters.Unauthorized(c.Serializer)
 	unauthorized = genericapifilters.WithFailedAuthenticationAudit(unauthorized, c.AuditBackend, c.AuditPolicyRuleEvaluator)
 	if c.FeatureGate.Enabled(genericfeatures.APIServerTracing) {
-		h = genericapifilters.WithTracing(h, c.TracerProvider)
+		h = withTracing(h, c.TracerProvider)
 	}
-	unauthorized = filterlatency.TrackCompleted(unauthorized)
-	h = filterlatency.TrackCompleted(h)
+	unauthorized = fl.completed(unauthorized)
+	h = fl.completed(h)
 	h = genericapifilters.WithAuthentication(h, c.Authentication.Authenticator, unauthorized, c.Authentication.APIAudiences,
 		c.Authentication.RequestHeaderConfig)
-	h = filterlatency.TrackStarted(h, c.TracerProvider, "authentication")
+	h = fl.started(h, "authentication")
 
 	h = genericfilters.WithCORS(h, c.CorsAllowedOriginList, nil, nil, nil, "true")
 	// Inside withDeadlineStatus: warnings added by work that outlives

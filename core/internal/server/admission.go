@@ -33,14 +33,17 @@ func (p *parts) dynamicAdmission() []admission.Interface {
 		Namespaces:             inf.of(p.reg.namespaceStore, &corev1.Namespace{}),
 		APIBindings:            inf.of(p.reg.bindings.Storage, &apisv1alpha2.APIBinding{}),
 	}, func(ctx context.Context, cluster, name string) (*corev1.Namespace, error) {
-		return namespaceGetter(p.reg.namespaceStore)(clusters.WithCluster(ctx, cluster), name)
+		return registryNamespaceGetter(p.reg.namespaceStore)(clusters.WithCluster(ctx, cluster), name)
 	})
 	params := dynamic.StorageParams(p.paramStorage())
+	mutating, validating := dynamic.NewMutatingWebhooks(source, p.authz), dynamic.NewValidatingWebhooks(source, p.authz)
+	mutating.ForwardTraceContext(p.config.Generic.TracerProvider)
+	validating.ForwardTraceContext(p.config.Generic.TracerProvider)
 	return []admission.Interface{
 		dynamic.NewMutatingPolicies(source, p.authz, params),
-		dynamic.NewMutatingWebhooks(source, p.authz),
+		mutating,
 		dynamic.NewValidatingPolicies(source, p.authz, params),
-		dynamic.NewValidatingWebhooks(source, p.authz),
+		validating,
 	}
 }
 

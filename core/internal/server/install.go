@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
@@ -24,8 +26,36 @@ import (
 	"github.com/meshplane/meshplane/core/internal/typeconverter"
 )
 
-// namespaceGetter reads namespaces for namespace admission.
-func namespaceGetter(getter rest.Getter) namespacelifecycle.GetNamespace {
+// namespaceGetter reads namespaces for namespace admission: from the
+// namespace informer (the namespace
+// controller's, shared), as kube-apiserver's admission reads them from its
+// lister, and from the registry when the informer does not have the
+// namespace (not synced yet, or created a moment ago). The informer's
+// object is shared: callers only read it.
+func (p *parts) namespaceGetter() namespacelifecycle.GetNamespace {
+	return informerNamespaceGetter(p.informers.of(p.reg.namespaceStore, &corev1.Namespace{}).GetStore(),
+		registryNamespaceGetter(p.reg.namespaceStore))
+}
+
+// informerNamespaceGetter reads namespaces of the request's cluster from
+// store (keyed by kcp's cluster-aware key), and through fallback when
+// store does not have one.
+func informerNamespaceGetter(store cache.Store, fallback namespacelifecycle.GetNamespace) namespacelifecycle.GetNamespace {
+	return func(ctx context.Context, name string) (*corev1.Namespace, error) {
+		if cluster, ok := clusters.From(ctx); ok {
+			if obj, ok, err := store.GetByKey(kcpcache.ToClusterAwareKey(cluster, "", name)); err == nil && ok {
+				if ns, ok := obj.(*corev1.Namespace); ok {
+					return ns, nil
+				}
+			}
+		}
+		return fallback(ctx, name)
+	}
+}
+
+// registryNamespaceGetter reads namespaces from the registry (webhook
+// namespace selectors fall back to it when their informer misses).
+func registryNamespaceGetter(getter rest.Getter) namespacelifecycle.GetNamespace {
 	return func(ctx context.Context, name string) (*corev1.Namespace, error) {
 		// The watch cache answers almost always; a namespace created a
 		// moment ago may not be in it yet, so a miss asks etcd.

@@ -107,7 +107,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	}
 	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator, p.jwt.tokens),
 		authorization.ForReviews(p.authz, authorization.NewBind(rbacSource(p.storage))), p.rules)
-	namespaces := namespacelifecycle.New(namespaceGetter(p.reg.namespaceStore))
+	namespaces := namespacelifecycle.New(p.namespaceGetter())
 	namespaces.Deleting = p.clusterDeleting
 	quotaAdmission, err := p.newQuota()
 	if err != nil {

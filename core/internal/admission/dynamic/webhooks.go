@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -14,10 +15,15 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericfeatures "k8s.io/apiserver/pkg/features"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	webhookutil "k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
+	"github.com/meshplane/meshplane/core/internal/tracecontext"
 )
 
 // maxRequestClusters bounds the stock plugins of one hook cluster: its
@@ -37,6 +43,9 @@ type Webhooks struct {
 	source *Source
 	kind   webhookKind
 	authz  authorizer.Authorizer
+	// clientWrapper wraps the webhook clients' configurations (see
+	// ForwardTraceContext); nil leaves kube's as they are.
+	clientWrapper webhookutil.AuthenticationInfoResolverWrapper
 
 	mu sync.RWMutex
 	// plugins holds the stock plugins: hook cluster -> request cluster.
@@ -69,6 +78,36 @@ func NewMutatingWebhooks(s *Source, authz authorizer.Authorizer) *MutatingWebhoo
 // NewValidatingWebhooks returns the validating webhook plugin.
 func NewValidatingWebhooks(s *Source, authz authorizer.Authorizer) *ValidatingWebhooks {
 	return &ValidatingWebhooks{newWebhooks(s, authz, webhookKind{informer: s.inf.ValidatingWebhooks})}
+}
+
+// ForwardTraceContext makes webhook calls carry the trace context of the
+// request they are made for, as kube-apiserver's webhook clients do when
+// the APIServerTracing feature is enabled (its admission initializer wraps
+// their transports with tracing.WrapperFor(tp)). Call it before the first
+// request.
+func (w *Webhooks) ForwardTraceContext(tp trace.TracerProvider) {
+	if !utilfeature.DefaultFeatureGate.Enabled(genericfeatures.APIServerTracing) {
+		return
+	}
+	wrap := tracecontext.Forwarding(tp)
+	w.clientWrapper = func(delegate webhookutil.AuthenticationInfoResolver) webhookutil.AuthenticationInfoResolver {
+		return &webhookutil.AuthenticationInfoResolverDelegator{
+			ClientConfigForFunc: func(hostPort string) (*rest.Config, error) {
+				c, err := delegate.ClientConfigFor(hostPort)
+				if err == nil {
+					c.Wrap(wrap)
+				}
+				return c, err
+			},
+			ClientConfigForServiceFunc: func(name, namespace string, port int) (*rest.Config, error) {
+				c, err := delegate.ClientConfigForService(name, namespace, port)
+				if err == nil {
+					c.Wrap(wrap)
+				}
+				return c, err
+			},
+		}
+	}
 }
 
 func newWebhooks(s *Source, authz authorizer.Authorizer, kind webhookKind) *Webhooks {
@@ -221,6 +260,9 @@ func (w *Webhooks) newClusterPlugin(hooks, cluster string) (*clusterPlugin, erro
 		var p *mutating.Plugin
 		if p, err = mutating.NewMutatingWebhook(nil); err == nil {
 			shareConditionCompiler(p.Webhook)
+			if w.clientWrapper != nil {
+				p.SetAuthenticationInfoResolverWrapper(w.clientWrapper)
+			}
 			p.SetExternalKubeClientSet(client)
 			p.SetAuthorizer(w.authz)
 			p.SetExternalKubeInformerFactory(f)
@@ -231,6 +273,9 @@ func (w *Webhooks) newClusterPlugin(hooks, cluster string) (*clusterPlugin, erro
 		var p *validating.Plugin
 		if p, err = validating.NewValidatingAdmissionWebhook(nil); err == nil {
 			shareConditionCompiler(p.Webhook)
+			if w.clientWrapper != nil {
+				p.SetAuthenticationInfoResolverWrapper(w.clientWrapper)
+			}
 			p.SetExternalKubeClientSet(client)
 			p.SetAuthorizer(w.authz)
 			p.SetExternalKubeInformerFactory(f)

@@ -36,6 +36,9 @@ type review struct {
 	Resource  string
 	Cluster   string // the kcp.io/cluster annotation of the reviewed object
 	User      string
+	// Traceparent and Baggage are the call's W3C trace-context headers.
+	Traceparent string
+	Baggage     string
 }
 
 // decide answers a review: allowed, a message, and an optional JSON patch.
@@ -74,7 +77,8 @@ func (w *webhookServer) serve(rw http.ResponseWriter, r *http.Request) {
 	}
 	req := in.Request
 	rv := review{Path: r.URL.Path, Operation: string(req.Operation), Name: req.Name, Namespace: req.Namespace,
-		Resource: req.Resource.Resource, User: req.UserInfo.Username}
+		Resource: req.Resource.Resource, User: req.UserInfo.Username,
+		Traceparent: r.Header.Get("traceparent"), Baggage: r.Header.Get("baggage")}
 	raw := req.Object.Raw
 	if len(raw) == 0 {
 		raw = req.OldObject.Raw
