@@ -20,7 +20,13 @@
 # account-operator's heap profile right after the last Ready; needs
 # --profiling),
 # PLATFORM_ARGS (more arguments for meshplane-platform, e.g.
-# --security-operator-args=--profiling).
+# --security-operator-args=--profiling), OPENFGA_ARGS (extra arguments for
+# the platform's `openfga run`, e.g. "--profiler-enabled --profiler-addr
+# 127.0.0.1:<port>"), FGA_CHECKS (after the run, that many Checks over
+# OpenFGA's stores, round-robin or as HOT and COLD_EVERY say:
+# scripts/fga-checks.sh),
+# FGA_HEAP_PROFILE (a file for OpenFGA's heap profile after the run; needs
+# its profiler in OPENFGA_ARGS and FGA_PROFILER=<its address>).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -33,7 +39,7 @@ OUT=$(mktemp -d)
 ROOT=$OUT/root
 
 start_platform "$BIN/meshplane-platform" "$ROOT" "$PB" "$OUT/platform.log" \
-	--account-operator-args "${ACCOUNT_OPERATOR_ARGS:-}" ${PLATFORM_ARGS:-}
+	--account-operator-args "${ACCOUNT_OPERATOR_ARGS:-}" --openfga-args "${OPENFGA_ARGS:-}" ${PLATFORM_ARGS:-}
 LPID=$PLATFORM_PID
 trap 'kill -TERM $LPID 2>/dev/null || true; wait $LPID 2>/dev/null || true; rm -rf "$OUT"' EXIT
 wait_platform "$ROOT" "$OUT/platform.log" 20 accounts-cost.sh || exit 1
@@ -62,6 +68,16 @@ C1=$(ticks $CPID) O1=$(ticks $OPID) S1=$(ticks $SPID) F1=$(ticks $FPID)
 [[ -z ${HEAP_PROFILE:-} ]] || curl -s "http://127.0.0.1:$((PB + 3))/debug/pprof/heap" >"$HEAP_PROFILE"
 snapshot after
 [[ -z $PROF ]] || wait $PROF
+# Memory after the run: resident sets, and OpenFGA's Go heap (in use, and
+# live after a forced collection when its profiler is on).
+rss() { if [[ -n ${1:-} ]]; then awk '$1 == "VmRSS:" { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; else echo 0; fi; }
+echo "RSS after (MiB): core $(rss $CPID), account-operator $(rss $OPID), security-operator $(rss $SPID), openfga $(rss $FPID)"
+awk '$1 == "go_memstats_heap_inuse_bytes" { printf "OpenFGA heap in use after: %.0f MiB\n", $2 / 1048576 }' "$OUT/fga-after"
+if [[ -n ${FGA_HEAP_PROFILE:-} ]]; then
+	curl -sf "http://${FGA_PROFILER:?FGA_PROFILER: the address of --profiler-addr}/debug/pprof/heap?gc=1" >"$FGA_HEAP_PROFILE"
+	curl -sf "http://$FGA_PROFILER/debug/pprof/heap?debug=1" | awk '/^# HeapAlloc/ { printf "OpenFGA live heap after a collection: %.0f MiB\n", $4 / 1048576 }'
+fi
+[[ -z ${FGA_CHECKS:-} ]] || CHECKS=$FGA_CHECKS "$(dirname "${BASH_SOURCE[0]}")/fga-checks.sh" "http://127.0.0.1:$((PB + 6))" "$FPID"
 
 N=$((ORGS + ACCOUNTS))
 HZ=$(getconf CLK_TCK)

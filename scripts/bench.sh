@@ -298,8 +298,10 @@ fi
 # OpenFGA and the security-operator's part of it: composing an
 # organization's model with 200 bound resource types, writing it into
 # OpenFGA (SQLite) and the unchanged check, a grant + check + revoke
-# round trip, and an account's tuple write over gRPC (OpenFGA's CPU per
-# write, server-ms/op). Each benchmark starts its own bin/openfga. Skip
+# round trip, an account's tuple write over gRPC (OpenFGA's CPU per
+# write, server-ms/op), and the type system OpenFGA builds and caches per
+# organization (retained-MB/op; no server). Each benchmark but the last
+# starts its own bin/openfga. Skip
 # with FGA_BENCH=0.
 if [[ ${FGA_BENCH:-1} != 0 ]]; then
 	{

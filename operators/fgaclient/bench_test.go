@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+	"github.com/openfga/openfga/pkg/typesystem"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/meshplane/meshplane/apis/core/v1alpha1"
@@ -39,6 +41,40 @@ func BenchmarkComposeModel200(b *testing.B) {
 			b.Fatal(err, rejected)
 		}
 	}
+}
+
+// BenchmarkCoreModelTypeSystem: what OpenFGA keeps in memory, and
+// rebuilds on a cache miss, for each organization's store: the type
+// system of the platform's model (the core module alone), built as
+// OpenFGA's resolver builds it. retained-MB/op is the heap each one holds
+// after a collection (OpenFGA's type-system cache keeps one per store
+// and model).
+func BenchmarkCoreModelTypeSystem(b *testing.B) {
+	model, err := fga.Compose([]fga.Module{{Name: fga.CoreModuleName, Contents: fga.CoreModule}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const kept = 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	systems := make([]*typesystem.TypeSystem, kept)
+	for i := range systems {
+		if systems[i], err = typesystem.NewAndValidate(context.Background(), model); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(systems)
+	retained := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / kept / 1e6
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := typesystem.NewAndValidate(context.Background(), model); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(retained, "retained-MB/op")
 }
 
 func benchServer(b *testing.B) (*fgaclient.Client, string) {
