@@ -6,6 +6,7 @@ package authorization
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -64,7 +65,7 @@ func New(stored rbac.RuleSource, workspaces Workspaces, hook Webhook, layers ...
 		return "bootstrap", true
 	})
 	local := rbac.New(withBootstrapRoles{stored}, clusters.From)
-	rbacUnion := union.New(boot, local)
+	rbacUnion := distinctReasons{union.New(boot, local)}
 	// plain decides requests that do not come through a virtual workspace.
 	chain := []authorizer.Authorizer{
 		authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup),
@@ -101,6 +102,28 @@ func denyWildcard(ctx context.Context, a authorizer.Attributes) (authorizer.Deci
 		return authorizer.DecisionDeny, "only system:masters may list or watch across all clusters", nil
 	}
 	return authorizer.DecisionNoOpinion, "", nil
+}
+
+// distinctReasons says each line of a refusal's reason once: the
+// bootstrap policy and a cluster's own RBAC describe a request they do not
+// grant in the same words, which the union would repeat in the 403.
+type distinctReasons struct {
+	authorizer.Authorizer
+}
+
+func (d distinctReasons) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	decision, reason, err := d.Authorizer.Authorize(ctx, a)
+	if !strings.Contains(reason, "\n") {
+		return decision, reason, err
+	}
+	lines := strings.Split(reason, "\n")
+	kept := make([]string, 0, len(lines))
+	for _, line := range lines {
+		if !slices.Contains(kept, line) {
+			kept = append(kept, line)
+		}
+	}
+	return decision, strings.Join(kept, "\n"), err
 }
 
 // withBootstrapRoles lets a cluster's bindings refer to bootstrap roles
@@ -166,7 +189,7 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 func NewBind(stored rbac.RuleSource) authorizer.Authorizer {
 	boot := rbac.New(bootstrap.Source{}, clusters.From)
 	local := rbac.New(withBootstrapRoles{stored}, clusters.From)
-	return union.New(authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup), boot, local)
+	return distinctReasons{union.New(authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup), boot, local)}
 }
 
 // serviceAccountOf reports whether u is a service account of cluster.
