@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
+	"github.com/meshplane/meshplane/sdk/proxybody"
 )
 
 // Identity headers the core sets on proxied requests, as kcp's front
@@ -147,7 +148,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, unavailable(t, fmt.Sprintf("its mount URL %q is not a valid URL", s.URL)))
 		return
 	}
-	h.reverseProxy().ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), urlKey{}, dst)))
+	h.reverseProxy().ServeHTTP(w, r.WithContext(proxybody.WithClientBody(context.WithValue(r.Context(), urlKey{}, dst), r)))
 }
 
 func unavailable(t target, why string) error {
@@ -165,6 +166,9 @@ func (h *Handler) reverseProxy() *httputil.ReverseProxy {
 			Transport: h.Transport,
 			// Watches and other streams reach the client as they come.
 			FlushInterval: -1,
+			// An early refusal by the mount server must not leave an
+			// HTTP/2 client hanging (proxybody.WithClientBody in ServeHTTP).
+			ModifyResponse: proxybody.Release,
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				t, _ := targetFrom(r.Context())
 				klog.FromContext(r.Context()).V(2).Info("Mount server unreachable", "workspace", t.Path, "err", err)

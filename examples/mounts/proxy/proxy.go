@@ -21,6 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/sdk/proxybody"
 )
 
 // Requests counts the proxy's requests by result: forwarded, refused (no
@@ -88,6 +90,9 @@ func (p *Proxy) Set(name, cluster string, cfg *rest.Config) error {
 		},
 		Transport:     transport,
 		FlushInterval: -1,
+		// An early refusal by the target must not leave an HTTP/2 client
+		// hanging (proxybody.WithClientBody in ServeHTTP).
+		ModifyResponse: proxybody.Release,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			klog.V(2).InfoS("Target unreachable", "kubecluster", name, "err", err)
 			http.Error(w, fmt.Sprintf("kubecluster %s: target unreachable: %v", name, err), http.StatusBadGateway)
@@ -140,5 +145,5 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	klog.V(4).InfoS("Forwarding", "kubecluster", name, "user", r.Header.Get("X-Remote-User"), "method", r.Method, "path", r.URL.Path)
 	Requests.WithLabelValues("forwarded").Inc()
-	t.proxy.ServeHTTP(w, r)
+	t.proxy.ServeHTTP(w, r.WithContext(proxybody.WithClientBody(r.Context(), r)))
 }

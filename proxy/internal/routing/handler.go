@@ -23,7 +23,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -35,6 +34,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/proxy/internal/index"
+	"github.com/meshplane/meshplane/sdk/proxybody"
 )
 
 // RootShard is the name of the shard that holds root.
@@ -53,15 +53,7 @@ type Handler struct {
 	identified, anonymous *httputil.ReverseProxy
 }
 
-// proxied is what serve hands the reverse proxy in the request's context.
-type proxied struct {
-	target *url.URL
-	// clientBody is the client's request body when it came over HTTP/2
-	// (nil otherwise): see releaseClientBody.
-	clientBody io.Closer
-}
-
-type proxiedKey struct{}
+type targetKey struct{}
 
 // New returns the handler; ready tells whether the index was filled once.
 func New(idx *index.Index, t Transports, ready func() bool) *Handler {
@@ -76,11 +68,13 @@ func (h *Handler) reverseProxy(rt http.RoundTripper) *httputil.ReverseProxy {
 		Transport:     rt,
 		FlushInterval: -1, // watches stream
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			target := pr.In.Context().Value(proxiedKey{}).(proxied).target
+			target := pr.In.Context().Value(targetKey{}).(*url.URL)
 			pr.Out.URL.Scheme, pr.Out.URL.Host = target.Scheme, target.Host
 			pr.Out.Host = ""
 		},
-		ModifyResponse: releaseClientBody,
+		// A shard's early refusal must not leave an HTTP/2 client
+		// hanging (proxybody.WithClientBody in serve).
+		ModifyResponse: proxybody.Release,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() != nil {
 				return // the client went away
@@ -89,25 +83,6 @@ func (h *Handler) reverseProxy(rt http.RoundTripper) *httputil.ReverseProxy {
 			writeStatus(w, http.StatusBadGateway, metav1.StatusReasonServiceUnavailable, "the shard serving this request cannot be reached")
 		},
 	}
-}
-
-// releaseClientBody closes the client's HTTP/2 request body once the
-// shard has answered with a status of 300 or more. A Go HTTP/2 client that
-// gets such an answer before it has sent all of its body stops sending it
-// without ending its stream (the server does not want it, it assumes), and
-// a shard refuses a request (403, say) before reading the body. The
-// proxy's stream to the shard would then wait for body bytes that never
-// come, ReverseProxy's close of the shard's answer waits for that stream,
-// and the client for the end of the answer: nobody moves. Closing the
-// client's body ends the wait, as the client's own transport does.
-func releaseClientBody(res *http.Response) error {
-	if res.StatusCode < http.StatusMultipleChoices {
-		return nil
-	}
-	if p, ok := res.Request.Context().Value(proxiedKey{}).(proxied); ok && p.clientBody != nil {
-		_ = p.clientBody.Close()
-	}
-	return nil
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -149,11 +124,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) string {
 			fmt.Sprintf("shard %s has no usable base URL", shard.Name))
 		return ""
 	}
-	p := proxied{target: target}
-	if r.ProtoMajor == 2 && r.Body != nil && r.Body != http.NoBody {
-		p.clientBody = r.Body
-	}
-	out := r.Clone(context.WithValue(r.Context(), proxiedKey{}, p))
+	out := r.Clone(proxybody.WithClientBody(context.WithValue(r.Context(), targetKey{}, target), r))
 	scrub(out.Header)
 	if u, ok := certUser(r.TLS); ok {
 		setIdentity(out.Header, u)

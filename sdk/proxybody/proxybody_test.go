@@ -1,0 +1,87 @@
+package proxybody
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"testing"
+	"time"
+)
+
+// TestEarlyRefusal: the server behind the proxy answers 403 before reading
+// the body of an HTTP/2 client still sending it; with Release the client
+// gets the whole answer, without it the proxy never ends it.
+func TestEarlyRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		release bool
+	}{{"with Release", true}, {"without", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := refusedThroughProxy(t, tc.release, 3*time.Second)
+			if tc.release && err != nil {
+				t.Fatalf("with Release: %v", err)
+			}
+			if !tc.release && err == nil {
+				t.Fatalf("without Release the answer ended too: the test no longer shows the hang it guards against")
+			}
+		})
+	}
+}
+
+// refusedThroughProxy sends a body that never finishes through a reverse
+// proxy to a server that refuses at once, and reads the whole answer
+// within wait.
+func refusedThroughProxy(t *testing.T, release bool, wait time.Duration) error {
+	const refusal = `{"kind":"Status","code":403}`
+	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(refusal))
+	}))
+	backend.EnableHTTP2 = true
+	backend.StartTLS()
+	defer backend.Close()
+	target, _ := url.Parse(backend.URL)
+	rp := &httputil.ReverseProxy{
+		Transport:     backend.Client().Transport,
+		FlushInterval: -1,
+		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+	}
+	if release {
+		rp.ModifyResponse = Release
+	}
+	front := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rp.ServeHTTP(w, r.WithContext(WithClientBody(r.Context(), r)))
+	}))
+	front.EnableHTTP2 = true
+	front.StartTLS()
+	defer front.Close()
+
+	body, sending := io.Pipe()
+	defer sending.Close()
+	go func() { _, _ = sending.Write([]byte(`{"apiVersion":"v1",`)) }()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, front.URL+"/api/v1/namespaces/default/configmaps", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := front.Client().Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.ProtoMajor != 2 {
+		t.Fatalf("the client spoke %s to the proxy, want HTTP/2", res.Proto)
+	}
+	got, err := io.ReadAll(res.Body)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusForbidden || string(got) != refusal {
+		t.Errorf("answer %d %q, want the backend's 403", res.StatusCode, got)
+	}
+	return nil
+}
