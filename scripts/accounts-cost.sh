@@ -26,7 +26,12 @@
 # OpenFGA's stores, round-robin or as HOT and COLD_EVERY say:
 # scripts/fga-checks.sh),
 # FGA_HEAP_PROFILE (a file for OpenFGA's heap profile after the run; needs
-# its profiler in OPENFGA_ARGS and FGA_PROFILER=<its address>).
+# its profiler in OPENFGA_ARGS and FGA_PROFILER=<its address>),
+# IDLE_SECONDS (after the run, 60 s to settle (IDLE_SETTLE), then each of
+# the launcher's processes' CPU over that many idle seconds, in ms per
+# second, and the requests the core, the operators and OpenFGA served or
+# sent in that window: what the platform costs left alone; IDLE_PROFILE: a
+# file for the core's CPU profile over that window).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -122,4 +127,48 @@ per_account rest_client_requests_total sop method code
 echo
 echo "OpenFGA calls per Account (method, code):"
 per_account grpc_server_handled_total fga grpc_method grpc_code
-rm -rf "$OUT"
+
+[[ -n ${IDLE_SECONDS:-} ]] || exit 0
+# Idle: every process the launcher started (and the launcher), by name.
+sleep "${IDLE_SETTLE:-60}"
+mapfile -t PIDS < <(echo "$LPID"; pgrep -P "$LPID")
+snapshot idle-before
+declare -A I0
+for p in "${PIDS[@]}"; do I0[$p]=$(ticks "$p"); done
+T0=$(date +%s.%N)
+if [[ -n ${IDLE_PROFILE:-} ]]; then
+	"${KC[@]}" get --raw "/debug/pprof/profile?seconds=$IDLE_SECONDS" >"$IDLE_PROFILE"
+else
+	sleep "$IDLE_SECONDS"
+fi
+T1=$(date +%s.%N)
+snapshot idle-after
+echo
+echo "Idle over $IDLE_SECONDS s ($(uptime | sed 's/.*load/load/')): CPU ms per second"
+for p in "${PIDS[@]}"; do
+	echo "$(($(ticks "$p") - ${I0[$p]})) $(basename "$(readlink "/proc/$p/exe")")"
+done | awk -v hz="$HZ" -v s="$(awk -v a="$T0" -v b="$T1" 'BEGIN { print b - a }')" '
+	{ printf "%8.2f %s\n", $1 * 1000 / hz / s, $2; t += $1 }
+	END { printf "%8.2f total\n", t * 1000 / hz / s }' | sort -rn
+# per_minute METRIC FILE-PREFIX LABEL...: the metric's increase over the
+# idle window per minute, by the labels named, largest first.
+per_minute() {
+	local metric=$1 prefix=$2
+	shift 2
+	N=$(awk -v s="$IDLE_SECONDS" 'BEGIN { print s / 60 }') per_account "$metric" "$prefix-idle" "$@"
+}
+echo
+echo "Idle: core API requests per minute (verb, group, resource, subresource, scope, code):"
+per_minute apiserver_request_total core verb group resource subresource scope code
+echo
+echo "Idle: core storage requests per minute (operation, resource):"
+per_minute etcd_requests_total core operation resource
+echo
+echo "Idle: account-operator requests per minute (method, code):"
+per_minute rest_client_requests_total aop method code
+echo
+echo "Idle: security-operator requests per minute (method, host, code):"
+per_minute rest_client_requests_total sop method host code
+echo
+echo "Idle: OpenFGA calls per minute (method, code):"
+per_minute grpc_server_handled_total fga grpc_method grpc_code

@@ -25,22 +25,25 @@ var builtinGroups = map[string]bool{
 // boundResources lists the resources a workspace serves beyond the
 // built-in ones and kcp's own groups, from its discovery: the APIs bound
 // into it (and its CRDs), as Platform Mesh's security-operator does for an
-// organization's workspace. A workspace that is gone has none.
-func boundResources(base *rest.Config) func(ctx context.Context, path string) ([]fga.Resource, error) {
-	return func(ctx context.Context, workspace string) ([]fga.Resource, error) {
+// organization's workspace. A workspace not served (gone, or still
+// initializing) has none. complete is false then, and when some groups
+// could not be discovered: an answer worth asking again.
+func boundResources(base *rest.Config) func(ctx context.Context, workspace string) (rs []fga.Resource, complete bool, err error) {
+	return func(ctx context.Context, workspace string) ([]fga.Resource, bool, error) {
 		cfg := rest.CopyConfig(base)
 		cfg.Host = base.Host + "/clusters/" + workspace
 		dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		lists, err := dc.ServerPreferredResources()
+		complete := err == nil
 		if err != nil {
 			if apierrors.IsNotFound(err) {
-				return nil, nil
+				return nil, false, nil
 			}
 			if !discovery.IsGroupDiscoveryFailedError(err) {
-				return nil, fmt.Errorf("discovery of %s: %w", workspace, err)
+				return nil, false, fmt.Errorf("discovery of %s: %w", workspace, err)
 			}
 		}
 		var out []fga.Resource
@@ -66,6 +69,6 @@ func boundResources(base *rest.Config) func(ctx context.Context, path string) ([
 			}
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].ModuleName() < out[j].ModuleName() })
-		return out, nil
+		return out, complete, nil
 	}
 }

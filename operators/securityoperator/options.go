@@ -41,6 +41,11 @@ type Options struct {
 	// credential for the WorkspaceType and its lifecycle virtual
 	// workspaces (default: --kubeconfig).
 	LifecycleKubeconfig, LifecycleContext string
+	// APIChangesKubeconfig and APIChangesContext, when set, are a
+	// credential that may watch APIBindings and CRDs across all workspaces
+	// (system:masters): an organization's bound resources are then
+	// discovered again when they change rather than at every look.
+	APIChangesKubeconfig, APIChangesContext string
 	// Profiling serves Go's pprof under /debug/pprof/ on the metrics address.
 	Profiling bool
 }
@@ -79,6 +84,11 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		"kubeconfig for reading --workspace-type and using its initializing and terminating virtual workspaces (default: --kubeconfig); "+
 			"needed while the core accepts a ServiceAccount token only in the ServiceAccount's own workspace")
 	fs.StringVar(&o.LifecycleContext, "lifecycle-context", o.LifecycleContext, "context in --lifecycle-kubeconfig")
+	fs.StringVar(&o.APIChangesKubeconfig, "api-changes-kubeconfig", o.APIChangesKubeconfig,
+		"kubeconfig of a credential that may watch APIBindings and CRDs across all workspaces (system:masters); "+
+			"when set, an organization's bound resources are discovered again when they change (and every 10 minutes), "+
+			"else at every look at its Store (every 30 s)")
+	fs.StringVar(&o.APIChangesContext, "api-changes-context", o.APIChangesContext, "context in --api-changes-kubeconfig")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go's pprof profiles under /debug/pprof/ on --metrics-bind-address")
 	fs.DurationVar(&o.WaitForURL, "wait-for-endpoint", o.WaitForURL, "how long to wait at start for the endpoint slice's and the workspace type's URLs")
 }
@@ -116,6 +126,9 @@ type Completed struct {
 	Provider, Base *rest.Config
 	// Lifecycle is the core's base URL with the lifecycle credential.
 	Lifecycle *rest.Config
+	// APIChanges is the core's base URL with the --api-changes credential;
+	// nil without one.
+	APIChanges *rest.Config
 	// TypePath and TypeName split --workspace-type.
 	TypePath, TypeName string
 }
@@ -135,10 +148,17 @@ func (o *Options) Complete() (*Completed, error) {
 			return nil, err
 		}
 	}
+	var changes *rest.Config
+	if o.APIChangesKubeconfig != "" {
+		if changes, err = loadBase(o.APIChangesKubeconfig, o.APIChangesContext); err != nil {
+			return nil, err
+		}
+	}
 	provider := rest.CopyConfig(base)
 	provider.Host = base.Host + "/clusters/" + o.Workspace
 	i := strings.LastIndex(o.WorkspaceType, ":")
-	return &Completed{Options: o, Provider: provider, Base: base, Lifecycle: lifecycle, TypePath: o.WorkspaceType[:i], TypeName: o.WorkspaceType[i+1:]}, nil
+	return &Completed{Options: o, Provider: provider, Base: base, Lifecycle: lifecycle, APIChanges: changes,
+		TypePath: o.WorkspaceType[:i], TypeName: o.WorkspaceType[i+1:]}, nil
 }
 
 // loadBase loads a kubeconfig context and points it at the core's base URL.

@@ -116,9 +116,24 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
+	// With a credential to follow APIBindings and CRDs everywhere, an
+	// organization's bound resources are discovered again when they
+	// change, not at every look at its Store.
+	discover := boundResources(c.Lifecycle)
+	bound := func(ctx context.Context, workspace string) ([]fga.Resource, error) {
+		rs, _, err := discover(ctx, workspace)
+		return rs, err
+	}
+	if c.APIChanges != nil {
+		cache := newBoundCache(discover, kit.Provider.Path)
+		if err := watchBoundSources(ctx, c.APIChanges, cache.changed); err != nil {
+			return fmt.Errorf("following APIBindings and CRDs: %w", err)
+		}
+		bound = cache.resources
+	}
 	if err := store.SetupWithManager(mgr, store.Options{
 		FGA: fgaClient, Wildcard: wildcard, PathOf: kit.Provider.Path, ClusterOf: kit.Provider.Cluster, Workers: c.Workers,
-		BoundResources: boundResources(c.Lifecycle),
+		BoundResources: bound,
 	}); err != nil {
 		return fmt.Errorf("store controller: %w", err)
 	}

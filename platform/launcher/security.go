@@ -122,6 +122,11 @@ func securityOperatorComponent(c *Config) Component {
 		// does (the RBAC for the ServiceAccount is in place already).
 		"--lifecycle-kubeconfig", filepath.Join(c.RootDir, adminKubeconfig),
 		"--lifecycle-context", "base",
+		// The shard admin may watch APIBindings and CRDs across all
+		// workspaces: organizations are discovered again when their APIs
+		// change, not every 30 s (as the GraphQL gateway follows them).
+		"--api-changes-kubeconfig", filepath.Join(c.RootDir, adminKubeconfig),
+		"--api-changes-context", "shard-base",
 		"--workspace", providerWorkspace,
 		"--openfga-url", c.OpenFGAURL(),
 		"--workspace-type", "root:" + securityType,

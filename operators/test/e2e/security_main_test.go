@@ -63,6 +63,7 @@ func (s *security) setup(ctx context.Context, srv *framework.Server) error {
 	}
 	cmd := exec.Command(bin, "--kubeconfig", kubeconfig,
 		"--lifecycle-kubeconfig", srv.Kubeconfig, "--lifecycle-context", "base",
+		"--api-changes-kubeconfig", srv.Kubeconfig, "--api-changes-context", "shard-base",
 		"--workspace", "root:platform-mesh-system", "--openfga-url", s.fga.URL,
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0]), "--health-probe-bind-address", health)
 	cmd.Stdout, cmd.Stderr = f, f
