@@ -9,7 +9,10 @@
 // ReverseProxy's close of the server's answer waits for that stream, and
 // the client waits for the end of the answer: nobody moves. Closing the
 // client's body when such an answer arrives ends the wait, as the client's
-// own transport does on its side.
+// own transport does on its side. The proxy's transport has marked its
+// body write as given up before the answer reaches ModifyResponse (it does
+// so for answers of 300 or more), so the read error ends that write
+// quietly and the rest of the answer still comes through in full.
 //
 // Use: put the client's body in the context of the request handed to the
 // ReverseProxy (WithClientBody) and set its ModifyResponse to Release (or

@@ -7,13 +7,16 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
 
 // TestEarlyRefusal: the server behind the proxy answers 403 before reading
 // the body of an HTTP/2 client still sending it; with Release the client
-// gets the whole answer, without it the proxy never ends it.
+// gets the whole answer (a long one, sent after the status, so that it is
+// still arriving when Release closes the client's body), without it the
+// proxy never ends it.
 func TestEarlyRefusal(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -35,9 +38,11 @@ func TestEarlyRefusal(t *testing.T) {
 // proxy to a server that refuses at once, and reads the whole answer
 // within wait.
 func refusedThroughProxy(t *testing.T, release bool, wait time.Duration) error {
-	const refusal = `{"kind":"Status","code":403}`
+	refusal := `{"kind":"Status","code":403,"message":"` + strings.Repeat("x", 256<<10) + `"}`
 	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusForbidden)
+		w.(http.Flusher).Flush()
+		time.Sleep(50 * time.Millisecond)
 		_, _ = w.Write([]byte(refusal))
 	}))
 	backend.EnableHTTP2 = true
@@ -81,7 +86,7 @@ func refusedThroughProxy(t *testing.T, release bool, wait time.Duration) error {
 		return err
 	}
 	if res.StatusCode != http.StatusForbidden || string(got) != refusal {
-		t.Errorf("answer %d %q, want the backend's 403", res.StatusCode, got)
+		t.Errorf("answer %d of %d bytes, want the backend's 403 of %d bytes", res.StatusCode, len(got), len(refusal))
 	}
 	return nil
 }
