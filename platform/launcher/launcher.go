@@ -69,11 +69,14 @@ func (c *Config) CoreURL() string { return fmt.Sprintf("https://127.0.0.1:%d", c
 // EnvFile is the path of platform.env.
 func (c *Config) EnvFile() string { return filepath.Join(c.RootDir, platformenv.FileName) }
 
-// components lists what the platform runs, in start order.
+// components lists what the platform runs, in start order. The
+// rebac-authz-webhook comes before the operators: the core asks it about
+// requests RBAC does not allow, and the operators' first requests would
+// otherwise find it not listening yet (an error logged per request).
 func components(c *Config) []Component {
 	comps := append([]Component{coreComponent(c)}, shardComponents(c)...)
 	comps = append(comps, openFGAComponents(c)...)
-	comps = append(comps, accountOperatorComponent(c), securityOperatorComponent(c), rebacComponent(c), graphqlComponent(c))
+	comps = append(comps, rebacComponent(c), accountOperatorComponent(c), securityOperatorComponent(c), graphqlComponent(c))
 	return append(comps, exampleComponents(c)...)
 }
 
