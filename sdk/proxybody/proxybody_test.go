@@ -40,6 +40,11 @@ func TestEarlyRefusal(t *testing.T) {
 func refusedThroughProxy(t *testing.T, release bool, wait time.Duration) error {
 	refusal := `{"kind":"Status","code":403,"message":"` + strings.Repeat("x", 256<<10) + `"}`
 	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The first bytes of the body have come through the proxy: its
+		// body write is under way, waiting for more.
+		if _, err := io.ReadFull(r.Body, make([]byte, 5)); err != nil {
+			t.Errorf("backend reading the body's first bytes: %v", err)
+		}
 		w.WriteHeader(http.StatusForbidden)
 		w.(http.Flusher).Flush()
 		time.Sleep(50 * time.Millisecond)
