@@ -51,7 +51,6 @@ wait_platform "$ROOT" "$OUT/platform.log" 20 accounts-cost.sh || exit 1
 platform_pids
 CPID=$CORE_PID OPID=$AOP_PID SPID=$SOP_PID FPID=$OPENFGA_PID
 KC=(kubectl --kubeconfig "$ROOT/admin.kubeconfig" --context shard-base)
-ticks() { if [[ -n ${1:-} ]]; then awk '{print $14 + $15}' "/proc/$1/stat"; else echo 0; fi; }
 snapshot() {
 	"${KC[@]}" get --raw /metrics >"$OUT/core-$1"
 	curl -s "http://127.0.0.1:$((PB + 3))/metrics" >"$OUT/aop-$1"
@@ -60,7 +59,7 @@ snapshot() {
 }
 
 snapshot before
-C0=$(ticks $CPID) O0=$(ticks $OPID) S0=$(ticks $SPID) F0=$(ticks $FPID)
+C0=$(cpu_ticks $CPID) O0=$(cpu_ticks $OPID) S0=$(cpu_ticks $SPID) F0=$(cpu_ticks $FPID)
 PROF=''
 if [[ -n ${PROFILE_DELAY:-} ]]; then
 	(sleep "$PROFILE_DELAY" && "${KC[@]}" get --raw '/debug/pprof/profile?seconds=30' >core.pprof) &
@@ -69,7 +68,7 @@ fi
 "$BIN/meshplane-bench" --kubeconfig "$ROOT/admin.kubeconfig" --creates 0 --gets 0 --lists 0 --clusters 0 \
 	--workspaces 0 --workspace-tree 0 --bindings 0 --vw-lists 0 --vw-watch-events 0 --vw-large=false \
 	--account-orgs "$ORGS" --accounts "$ACCOUNTS" --account-operator-pid "$OPID" --platform-core-pid "$CPID"
-C1=$(ticks $CPID) O1=$(ticks $OPID) S1=$(ticks $SPID) F1=$(ticks $FPID)
+C1=$(cpu_ticks $CPID) O1=$(cpu_ticks $OPID) S1=$(cpu_ticks $SPID) F1=$(cpu_ticks $FPID)
 [[ -z ${HEAP_PROFILE:-} ]] || curl -s "http://127.0.0.1:$((PB + 3))/debug/pprof/heap" >"$HEAP_PROFILE"
 snapshot after
 [[ -z $PROF ]] || wait $PROF
@@ -134,7 +133,7 @@ sleep "${IDLE_SETTLE:-60}"
 mapfile -t PIDS < <(echo "$LPID"; pgrep -P "$LPID")
 snapshot idle-before
 declare -A I0
-for p in "${PIDS[@]}"; do I0[$p]=$(ticks "$p"); done
+for p in "${PIDS[@]}"; do I0[$p]=$(cpu_ticks "$p"); done
 T0=$(date +%s.%N)
 if [[ -n ${IDLE_PROFILE:-} ]]; then
 	"${KC[@]}" get --raw "/debug/pprof/profile?seconds=$IDLE_SECONDS" >"$IDLE_PROFILE"
@@ -146,7 +145,7 @@ snapshot idle-after
 echo
 echo "Idle over $IDLE_SECONDS s ($(uptime | sed 's/.*load/load/')): CPU ms per second"
 for p in "${PIDS[@]}"; do
-	echo "$(($(ticks "$p") - ${I0[$p]})) $(basename "$(readlink "/proc/$p/exe")")"
+	echo "$(($(cpu_ticks "$p") - ${I0[$p]})) $(basename "$(readlink "/proc/$p/exe")")"
 done | awk -v hz="$HZ" -v s="$(awk -v a="$T0" -v b="$T1" 'BEGIN { print b - a }')" '
 	{ printf "%8.2f %s\n", $1 * 1000 / hz / s, $2; t += $1 }
 	END { printf "%8.2f total\n", t * 1000 / hz / s }' | sort -rn

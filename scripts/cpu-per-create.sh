@@ -19,20 +19,17 @@ D=$(mktemp -d)
 start_core "$BIN" "$D" "$P" $((P + 1)) $((P + 2)) "$D/log" "$@"
 PID=$CORE_PID
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$D"' EXIT
-K=(kubectl --kubeconfig "$D/admin.kubeconfig" --context base)
 wait_core "$D/admin.kubeconfig" || true
 sleep 3
 rss_idle=$(awk '/VmRSS/{print $2}' /proc/$PID/status)
 common=(--kubeconfig "$D/admin.kubeconfig" --gets 0 --lists 0 --clusters 0 --workspaces 0 --workspace-tree 0
 	--bindings 0 --vw-lists 0 --vw-large=false --vw-watch-events 0 --protobuf=false --keep)
 "$B" "${common[@]}" --creates 300 --workers 8 >/dev/null 2>&1
-cpu() { awk '{print $14 + $15}' /proc/$PID/stat; }
-mem() { "${K[@]}" get --raw /metrics | awk '/^go_memstats_mallocs_total /{m=$2} /^go_memstats_alloc_bytes_total /{b=$2} END{printf "%.0f %.0f\n", m, b}'; }
-t0=$(cpu); read -r m0 b0 < <(mem)
+t0=$(cpu_ticks $PID); read -r m0 b0 < <(core_allocs "$D/admin.kubeconfig")
 out1=$("$B" "${common[@]}" --creates "$N" --workers 1 2>/dev/null)
-t1=$(cpu); read -r m1 b1 < <(mem)
+t1=$(cpu_ticks $PID); read -r m1 b1 < <(core_allocs "$D/admin.kubeconfig")
 out8=$("$B" "${common[@]}" --creates "$N" --workers 8 2>/dev/null)
-t2=$(cpu); read -r m2 _ < <(mem)
+t2=$(cpu_ticks $PID); read -r m2 _ < <(core_allocs "$D/admin.kubeconfig")
 rss_load=$(awk '/VmRSS/{print $2}' /proc/$PID/status)
 hz=$(getconf CLK_TCK)
 c1=$(grep -i "creates/s" <<<"$out1" | head -1 | awk -F'|' '{print $3}')

@@ -18,19 +18,16 @@ D=$(mktemp -d)
 start_core "$BIN" "$D" "$P" $((P + 1)) $((P + 2)) "$D/log"
 PID=$CORE_PID
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$D"' EXIT
-K=(kubectl --kubeconfig "$D/admin.kubeconfig" --context base)
 wait_core "$D/admin.kubeconfig" || true
 sleep 3
 common=(--kubeconfig "$D/admin.kubeconfig" --lists 0 --clusters 0 --workspaces 0 --workspace-tree 0
 	--bindings 0 --vw-lists 0 --vw-large=false --vw-watch-events 0 --protobuf=false --keep
 	--namespace n --cluster c --creates 1 --workers 1)
 "$B" "${common[@]}" --gets 500 >/dev/null 2>&1
-cpu() { awk '{print $14 + $15}' /proc/$PID/stat; }
-mem() { "${K[@]}" get --raw /metrics | awk '/^go_memstats_mallocs_total /{m=$2} /^go_memstats_alloc_bytes_total /{b=$2} END{printf "%.0f %.0f\n", m, b}'; }
-t0=$(cpu); read -r m0 b0 < <(mem)
+t0=$(cpu_ticks $PID); read -r m0 b0 < <(core_allocs "$D/admin.kubeconfig")
 # The one create fails (the configmap exists): meshplane-bench exits 1.
 out=$("$B" "${common[@]}" --gets "$N" 2>/dev/null || true)
-t1=$(cpu); read -r m1 b1 < <(mem)
+t1=$(cpu_ticks $PID); read -r m1 b1 < <(core_allocs "$D/admin.kubeconfig")
 hz=$(getconf CLK_TCK)
 awk -v t0="$t0" -v t1="$t1" -v hz="$hz" -v n="$N" -v m0="$m0" -v m1="$m1" -v b0="$b0" -v b1="$b1" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" \
 	'BEGIN{printf "load %s | server CPU per GET %.3f ms | allocations per GET %d, %.1f KB\n", load, (t1-t0)*1000/hz/n, (m1-m0)/n, (b1-b0)/n/1000}'

@@ -13,6 +13,8 @@
 # round-robin over the first h stores only.
 # Usage: scripts/fga-checks.sh URL PID
 set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 URL=$1 PID=$2
 CHECKS=${CHECKS:-1000}
@@ -44,8 +46,7 @@ while read -r store; do
 done <"$TMP/stores"
 ((n > 0)) || { echo "fga-checks.sh: no store with a model and a tuple" >&2; exit 1; }
 
-ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
-t0=$(ticks)
+t0=$(cpu_ticks "$PID")
 cold=0
 for ((i = 0; i < CHECKS; i++)); do
 	if ((HOT == 0 || COLD_EVERY == 0)); then
@@ -57,7 +58,7 @@ for ((i = 0; i < CHECKS; i++)); do
 	fi
 	curl -sf -o /dev/null -w '%{time_total}\n' -X POST "$URL/stores/$(<"$TMP/store.$j")/check" -d @"$TMP/body.$j"
 done >"$TMP/times"
-t1=$(ticks)
+t1=$(cpu_ticks "$PID")
 HZ=$(getconf CLK_TCK)
 sort -n "$TMP/times" | awk -v t=$((t1 - t0)) -v hz="$HZ" -v c="$CHECKS" -v n="$n" -v h="$HOT" -v k="$COLD_EVERY" '
 	{ v[NR] = $1; s += $1 }

@@ -70,3 +70,17 @@ platform_pids() {
 		esac
 	done
 }
+
+# cpu_ticks PID: the process's CPU time so far, utime+stime in clock ticks
+# (/proc/PID/stat; 0 when PID is empty).
+cpu_ticks() {
+	if [[ -n ${1:-} ]]; then awk '{print $14 + $15}' "/proc/$1/stat"; else echo 0; fi
+}
+
+# core_allocs KUBECONFIG: the core's allocations so far, "mallocs bytes"
+# (go_memstats_mallocs_total and go_memstats_alloc_bytes_total of /metrics,
+# context base).
+core_allocs() {
+	kubectl --kubeconfig "$1" --context base get --raw /metrics |
+		awk '/^go_memstats_mallocs_total /{m=$2} /^go_memstats_alloc_bytes_total /{b=$2} END{printf "%.0f %.0f\n", m, b}'
+}
