@@ -90,21 +90,19 @@ func (w *Webhooks) ForwardTraceContext(tp trace.TracerProvider) {
 		return
 	}
 	wrap := tracecontext.Forwarding(tp)
+	wrapped := func(c *rest.Config, err error) (*rest.Config, error) {
+		if err == nil {
+			c.Wrap(wrap)
+		}
+		return c, err
+	}
 	w.clientWrapper = func(delegate webhookutil.AuthenticationInfoResolver) webhookutil.AuthenticationInfoResolver {
 		return &webhookutil.AuthenticationInfoResolverDelegator{
 			ClientConfigForFunc: func(hostPort string) (*rest.Config, error) {
-				c, err := delegate.ClientConfigFor(hostPort)
-				if err == nil {
-					c.Wrap(wrap)
-				}
-				return c, err
+				return wrapped(delegate.ClientConfigFor(hostPort))
 			},
 			ClientConfigForServiceFunc: func(name, namespace string, port int) (*rest.Config, error) {
-				c, err := delegate.ClientConfigForService(name, namespace, port)
-				if err == nil {
-					c.Wrap(wrap)
-				}
-				return c, err
+				return wrapped(delegate.ClientConfigForService(name, namespace, port))
 			},
 		}
 	}
