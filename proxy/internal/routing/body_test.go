@@ -12,11 +12,17 @@ import (
 )
 
 // TestShardRefusesBeforeReadingBody: a shard that answers 403 before
-// reading the request body (authorization comes first), to an HTTP/2
+// reading the whole request body (authorization comes first), to an HTTP/2
 // client still sending it. The client stops sending when it sees the 403;
-// the answer must still reach its end instead of hanging.
+// the answer must still reach its end instead of hanging (the proxy wires
+// in sdk/proxybody).
 func TestShardRefusesBeforeReadingBody(t *testing.T) {
 	shard := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The body's first bytes have come through the proxy: its body
+		// write is under way, waiting for more.
+		if _, err := io.ReadFull(r.Body, make([]byte, 5)); err != nil {
+			t.Errorf("shard reading the body's first bytes: %v", err)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = w.Write([]byte(`{"kind":"Status","code":403}`))
