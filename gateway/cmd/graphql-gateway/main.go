@@ -20,6 +20,7 @@ import (
 	"github.com/meshplane/meshplane/gateway/internal/graphiql"
 	"github.com/meshplane/meshplane/gateway/internal/kube"
 	"github.com/meshplane/meshplane/gateway/internal/server"
+	"github.com/meshplane/meshplane/gateway/internal/watch"
 )
 
 // Options are the command's flags.
@@ -29,6 +30,7 @@ type Options struct {
 	Listen     string
 	Refresh    time.Duration
 	Idle       time.Duration
+	Access     time.Duration
 	Limits     server.Limits
 	GraphiQL   string
 }
@@ -40,12 +42,14 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Listen, "listen", o.Listen, "address to serve on (host:port)")
 	fs.DurationVar(&o.Refresh, "schema-refresh-interval", o.Refresh, "how often the API set of every workspace in use is re-checked as a fallback (APIBinding and CRD events trigger re-checks at once; schemas are rebuilt when the set changed)")
 	fs.DurationVar(&o.Idle, "workspace-idle-timeout", o.Idle, "forget a workspace's schema after this long without requests")
+	fs.DurationVar(&o.Access, "subscription-access-interval", o.Access, "how often the access of open subscriptions is re-checked with the subscriber's token (one SelfSubjectAccessReview per token, workspace and resource); a subscription whose access is gone ends with an error within about this long")
 	fs.StringVar(&o.GraphiQL, "graphiql-assets", o.GraphiQL, "directory with GraphiQL's browser files to serve instead of the ones built in (scripts/fetch-graphiql.sh fills gateway/internal/graphiql/assets)")
 	fs.IntVar(&o.Limits.Depth, "max-depth", o.Limits.Depth, "maximum query depth (0: none)")
 	fs.IntVar(&o.Limits.Complexity, "max-complexity", o.Limits.Complexity, "maximum query complexity (0: none)")
 	fs.IntVar(&o.Limits.Batch, "max-batch", o.Limits.Batch, "maximum operations in one batched request")
 	fs.IntVar(&o.Limits.InFlight, "max-in-flight", o.Limits.InFlight, "maximum requests served at once (subscriptions not counted)")
 	fs.IntVar(&o.Limits.Subscriptions, "max-subscriptions", o.Limits.Subscriptions, "maximum open subscriptions")
+	fs.Int64Var(&o.Limits.BodyBytes, "max-body-bytes", o.Limits.BodyBytes, "maximum size of a request body in bytes; a larger one is answered 413 and its connection closed (0: none)")
 }
 
 // Validate checks the flags.
@@ -56,6 +60,9 @@ func (o *Options) Validate() error {
 	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
 		return fmt.Errorf("--listen %q: %w", o.Listen, err)
 	}
+	if o.Access <= 0 {
+		return errors.New("--subscription-access-interval must be positive")
+	}
 	if o.Refresh <= 0 {
 		return errors.New("--schema-refresh-interval must be positive")
 	}
@@ -63,7 +70,7 @@ func (o *Options) Validate() error {
 }
 
 func main() {
-	o := &Options{Context: "shard-base", Listen: "127.0.0.1:6450", Refresh: time.Minute, Idle: 30 * time.Minute, Limits: server.DefaultLimits}
+	o := &Options{Context: "shard-base", Listen: "127.0.0.1:6450", Refresh: time.Minute, Idle: 30 * time.Minute, Access: watch.DefaultAccessInterval, Limits: server.DefaultLimits}
 	fs := flag.NewFlagSet("graphql-gateway", flag.ExitOnError)
 	klog.InitFlags(fs)
 	o.AddFlags(fs)
@@ -102,7 +109,7 @@ func run(o *Options) error {
 		}
 		klog.InfoS("WARNING: built without GraphiQL's browser files (run scripts/fetch-graphiql.sh and rebuild); browsers get a page saying so", "missing", m)
 	}
-	srv := server.New(server.Config{Kube: kc, Limits: o.Limits, Refresh: o.Refresh, Idle: o.Idle, GraphiQL: gi})
+	srv := server.New(server.Config{Kube: kc, Limits: o.Limits, Refresh: o.Refresh, Idle: o.Idle, AccessInterval: o.Access, GraphiQL: gi})
 	go srv.Run(ctx)
 	l, err := net.Listen("tcp", o.Listen)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -265,11 +264,7 @@ func (p *pathNode) path() ast.Path {
 }
 
 func (r *run) fail(path *pathNode, err error) {
-	ge := &gqlerror.Error{Message: err.Error(), Path: path.path()}
-	var ke *kube.Error
-	if errors.As(err, &ke) {
-		ge.Extensions = map[string]any{"code": ke.Reason, "status": ke.Code}
-	}
+	ge := &gqlerror.Error{Message: err.Error(), Path: path.path(), Extensions: extensionsOf(err)}
 	r.errs = append(r.errs, ge)
 }
 

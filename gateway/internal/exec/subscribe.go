@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -42,7 +43,7 @@ func (r *run) subscribe(ctx context.Context) graphql.ResponseHandler {
 	path := kube.ResourcePath(r.caller.Workspace, res.Group, res.Version, res.Resource, ns, "")
 	events, stop, err := r.e.Hub.Subscribe(ctx, r.caller.Token, path, str(args, "labelselector"), fieldSel, str(args, "resourceVersion"))
 	if err != nil {
-		resp := &graphql.Response{Errors: gqlerror.List{{Message: fmt.Sprintf("watching %s: %v", res.Resource, err), Path: ast.Path{ast.PathName(f.Alias)}}}}
+		resp := &graphql.Response{Errors: gqlerror.List{{Message: fmt.Sprintf("watching %s: %v", res.Resource, err), Path: ast.Path{ast.PathName(f.Alias)}, Extensions: extensionsOf(err)}}}
 		return graphql.OneShot(resp)
 	}
 	go func() {
@@ -66,7 +67,7 @@ func (r *run) subscribe(ctx context.Context) graphql.ResponseHandler {
 			}
 			if ev.Err != nil {
 				failed = true
-				return &graphql.Response{Errors: gqlerror.List{{Message: ev.Err.Error(), Path: ast.Path{ast.PathName(f.Alias)}}}}
+				return &graphql.Response{Errors: gqlerror.List{{Message: ev.Err.Error(), Path: ast.Path{ast.PathName(f.Alias)}, Extensions: extensionsOf(ev.Err)}}}
 			}
 			run := &run{e: r.e, oc: r.oc, caller: r.caller}
 			var buf bytes.Buffer
@@ -78,4 +79,14 @@ func (r *run) subscribe(ctx context.Context) graphql.ResponseHandler {
 			return &graphql.Response{Data: buf.Bytes(), Errors: run.errs}
 		}
 	}
+}
+
+// extensionsOf are the GraphQL extensions of an error that has them (the
+// core's Status, a revoked access).
+func extensionsOf(err error) map[string]any {
+	var x interface{ Extensions() map[string]any }
+	if errors.As(err, &x) {
+		return x.Extensions()
+	}
+	return nil
 }

@@ -6,7 +6,6 @@ package kube
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,7 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 )
 
@@ -73,6 +74,12 @@ func (e *Error) Error() string {
 		return e.Message
 	}
 	return fmt.Sprintf("the core answered %d %s", e.Code, http.StatusText(e.Code))
+}
+
+// Extensions are the error's GraphQL extensions: code and reason, the
+// Status reason (Forbidden, NotFound, ...), and status, the HTTP code.
+func (e *Error) Extensions() map[string]any {
+	return map[string]any{"code": e.Reason, "reason": e.Reason, "status": e.Code}
 }
 
 // IsNotFound reports a 404.
@@ -216,18 +223,76 @@ func (c *Client) open(ctx context.Context, token string, r Request, user *http.C
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	e := &Error{Code: resp.StatusCode}
-	var st struct {
-		Reason  string `json:"reason"`
-		Message string `json:"message"`
+	return nil, statusError(r, resp.StatusCode, b)
+}
+
+// statusError is the *Error of a failed answer: the reason and message of
+// the core's Status (JSON or protobuf), else the HTTP status with the body
+// when it is printable text.
+func statusError(r Request, code int, body []byte) *Error {
+	e := &Error{Code: code}
+	if st, ok := decodeStatus(body); ok {
+		e.Reason, e.Message = string(st.Reason), st.Message
 	}
-	if json.Unmarshal(b, &st) == nil {
-		e.Reason, e.Message = st.Reason, st.Message
+	if e.Reason == "" {
+		e.Reason = string(reasonForCode(code))
 	}
 	if e.Message == "" {
-		e.Message = fmt.Sprintf("%s %s: %d %s", r.Method, r.Path, resp.StatusCode, strings.TrimSpace(string(b)))
+		e.Message = fmt.Sprintf("%s %s: %d %s", r.Method, r.Path, code, http.StatusText(code))
+		if t := strings.TrimSpace(string(body)); t != "" && len(t) <= 1024 && utf8.ValidString(t) && printable(t) {
+			e.Message += ": " + t
+		}
 	}
-	return nil, e
+	return e
+}
+
+// reasonForCode is the Status reason kube gives an answer of code.
+func reasonForCode(code int) metav1.StatusReason {
+	switch code {
+	case http.StatusBadRequest:
+		return metav1.StatusReasonBadRequest
+	case http.StatusUnauthorized:
+		return metav1.StatusReasonUnauthorized
+	case http.StatusForbidden:
+		return metav1.StatusReasonForbidden
+	case http.StatusNotFound:
+		return metav1.StatusReasonNotFound
+	case http.StatusMethodNotAllowed:
+		return metav1.StatusReasonMethodNotAllowed
+	case http.StatusNotAcceptable:
+		return metav1.StatusReasonNotAcceptable
+	case http.StatusConflict:
+		return metav1.StatusReasonConflict
+	case http.StatusGone:
+		return metav1.StatusReasonGone
+	case http.StatusRequestEntityTooLarge:
+		return metav1.StatusReasonRequestEntityTooLarge
+	case http.StatusUnsupportedMediaType:
+		return metav1.StatusReasonUnsupportedMediaType
+	case http.StatusUnprocessableEntity:
+		return metav1.StatusReasonInvalid
+	case http.StatusTooManyRequests:
+		return metav1.StatusReasonTooManyRequests
+	case http.StatusGatewayTimeout:
+		return metav1.StatusReasonTimeout
+	case http.StatusServiceUnavailable:
+		return metav1.StatusReasonServiceUnavailable
+	}
+	if code >= 500 {
+		return metav1.StatusReasonInternalError
+	}
+	return metav1.StatusReasonUnknown
+}
+
+// printable reports whether s holds no control characters other than
+// whitespace.
+func printable(s string) bool {
+	for _, c := range s {
+		if c < 0x20 && c != '\n' && c != '\t' && c != '\r' || c == 0x7f || c == utf8.RuneError {
+			return false
+		}
+	}
+	return true
 }
 
 // ClusterPath is /clusters/<workspace>.
@@ -250,4 +315,51 @@ func ResourcePath(ws, group, version, resource, namespace, name string) string {
 		b.WriteString("/" + url.PathEscape(name))
 	}
 	return b.String()
+}
+
+// Resource is what ResourcePath names.
+type Resource struct {
+	Workspace, Group, Version, Resource, Namespace, Name string
+}
+
+// ParseResourcePath is the inverse of ResourcePath (false for any other
+// path, a wildcard cluster included).
+func ParseResourcePath(p string) (Resource, bool) {
+	rest, ok := strings.CutPrefix(p, "/clusters/")
+	if !ok {
+		return Resource{}, false
+	}
+	parts := strings.Split(rest, "/")
+	var r Resource
+	r.Workspace, parts = parts[0], parts[1:]
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		r.Version, parts = parts[1], parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		r.Group, r.Version, parts = parts[1], parts[2], parts[3:]
+	default:
+		return Resource{}, false
+	}
+	if len(parts) >= 3 && parts[0] == "namespaces" {
+		r.Namespace, parts = parts[1], parts[2:]
+	}
+	switch len(parts) {
+	case 1:
+		r.Resource = parts[0]
+	case 2:
+		r.Resource, r.Name = parts[0], parts[1]
+	default:
+		return Resource{}, false
+	}
+	for _, s := range []*string{&r.Namespace, &r.Name} {
+		u, err := url.PathUnescape(*s)
+		if err != nil {
+			return Resource{}, false
+		}
+		*s = u
+	}
+	if r.Workspace == "" || r.Workspace == "*" || r.Version == "" || r.Resource == "" {
+		return Resource{}, false
+	}
+	return r, true
 }

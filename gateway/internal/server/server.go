@@ -38,10 +38,13 @@ type Limits struct {
 	Batch         int
 	InFlight      int
 	Subscriptions int
+	// BodyBytes bounds a request's body; a larger one is answered 413 and
+	// its connection closed.
+	BodyBytes int64
 }
 
 // DefaultLimits are at least as generous as Platform Mesh's gateway.
-var DefaultLimits = Limits{Depth: 10, Complexity: 1000, Batch: 10, InFlight: 400, Subscriptions: 10000}
+var DefaultLimits = Limits{Depth: 10, Complexity: 1000, Batch: 10, InFlight: 400, Subscriptions: 10000, BodyBytes: 8 << 20}
 
 // Config is everything New needs.
 type Config struct {
@@ -49,6 +52,9 @@ type Config struct {
 	Limits  Limits
 	Refresh time.Duration
 	Idle    time.Duration
+	// AccessInterval is how often the access of open subscriptions is
+	// re-checked (watch.DefaultAccessInterval when 0, never when < 0).
+	AccessInterval time.Duration
 	// GraphiQL serves the IDE to browsers (graphiql.New() when nil).
 	GraphiQL *graphiql.Handler
 }
@@ -80,9 +86,15 @@ func New(cfg Config) *Server {
 
 // Run keeps schemas fresh until ctx ends: watches of APIBindings and CRDs
 // trigger re-checks of the workspaces they concern, and every workspace
-// in use is re-checked each refresh interval as well.
+// in use is re-checked each refresh interval as well. It also re-checks
+// the access of open subscriptions.
 func (s *Server) Run(ctx context.Context) {
 	s.watchChanges(ctx)
+	interval := s.cfg.AccessInterval
+	if interval == 0 {
+		interval = watch.DefaultAccessInterval
+	}
+	go s.Hub.RunAccessChecks(ctx, interval)
 	s.Registry.Run(ctx)
 }
 
@@ -113,7 +125,7 @@ func (s *Server) gqlServer(exe *exec.Executable) *handler.Server {
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	if s.cfg.Limits.Complexity > 0 {
-		srv.Use(extension.FixedComplexityLimit(s.cfg.Limits.Complexity))
+		srv.Use(&ComplexityLimit{Max: s.cfg.Limits.Complexity})
 	}
 	srv.Use(DepthLimit{Max: s.cfg.Limits.Depth})
 	return srv
@@ -184,6 +196,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not found: the endpoint is /api/clusters/<workspace path or logical cluster>/graphql", nil)
 		return
 	}
+	if max := s.cfg.Limits.BodyBytes; max > 0 && r.Body != nil && r.Body != http.NoBody {
+		// Refused before anything else (the token's check costs a request
+		// to the core): a declared length over the limit at once, an
+		// undeclared one (chunked) when reading passes the limit.
+		if r.ContentLength > max {
+			s.bodyTooLarge(w)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+	}
 	isWS := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 	if r.Method == http.MethodGet && !isWS && strings.Contains(r.Header.Get("Accept"), "text/html") {
 		s.cfg.GraphiQL.ServePage(w, ws)
@@ -219,8 +241,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r = r.WithContext(exec.WithCaller(ctx, exec.Caller{Workspace: ws, Token: token, Streaming: streaming}))
 	if r.Method == http.MethodPost && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+		body, err := io.ReadAll(r.Body)
 		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				s.bodyTooLarge(w)
+				return
+			}
 			writeError(w, http.StatusBadRequest, "reading the request: "+err.Error(), nil)
 			return
 		}
@@ -262,6 +289,16 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request, b *built, body []
 	_, _ = w.Write(out.Bytes())
 }
 
+// bodyTooLarge answers 413 and closes the connection: the rest of the
+// body is not read, so the connection could not carry another request.
+func (s *Server) bodyTooLarge(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	max := s.cfg.Limits.BodyBytes
+	writeError(w, http.StatusRequestEntityTooLarge,
+		fmt.Sprintf("the request body is larger than the limit of %d bytes (--max-body-bytes)", max),
+		map[string]any{"code": "REQUEST_ENTITY_TOO_LARGE", "limit": max})
+}
+
 // coreError turns an error from the core into an HTTP answer with the
 // core's status code.
 func (s *Server) coreError(w http.ResponseWriter, ws string, err error) {
@@ -277,7 +314,7 @@ func (s *Server) coreError(w http.ResponseWriter, ws string, err error) {
 		case http.StatusNotFound:
 			msg = fmt.Sprintf("workspace %s not found", ws)
 		}
-		writeError(w, ke.Code, msg, map[string]any{"code": ke.Reason, "status": ke.Code})
+		writeError(w, ke.Code, msg, ke.Extensions())
 		return
 	}
 	writeError(w, http.StatusBadGateway, fmt.Sprintf("workspace %s: %v", ws, err), nil)

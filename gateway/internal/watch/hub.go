@@ -45,11 +45,13 @@ type Hub struct {
 	shared  map[Key]*stream
 	open    int
 	streams int
+	// access are the checks open streams need (see access.go).
+	access map[accessKey]*accessEntry
 }
 
 // NewHub returns an empty hub.
 func NewHub(c *kube.Client, max int) *Hub {
-	return &Hub{kube: c, Max: max, shared: map[Key]*stream{}}
+	return &Hub{kube: c, Max: max, shared: map[Key]*stream{}, access: map[accessKey]*accessEntry{}}
 }
 
 // Stats reports open subscriptions and watches against the core.
@@ -70,6 +72,9 @@ type stream struct {
 	rv      string
 	shared  bool
 	timeout time.Duration
+	// access is the stream's access check, when checked is set.
+	access  accessKey
+	checked bool
 }
 
 // Subscribe opens a subscription to collection path (see
@@ -86,7 +91,7 @@ func (h *Hub) Subscribe(ctx context.Context, token, path, labelSel, fieldSel, re
 // Short requests let the core shut down without waiting for the stream.
 func (h *Hub) SubscribeWithTimeout(ctx context.Context, token, path, labelSel, fieldSel, resourceVersion string, timeout time.Duration) (<-chan Event, func(), error) {
 	sum := sha256.Sum256([]byte(token))
-	key := Key{Path: path, LabelSelector: labelSel, FieldSelector: fieldSel, tokenHash: hex.EncodeToString(sum[:8])}
+	key := Key{Path: path, LabelSelector: labelSel, FieldSelector: fieldSel, tokenHash: hex.EncodeToString(sum[:])}
 	ch := make(chan Event, 256)
 
 	h.mu.Lock()
@@ -129,6 +134,7 @@ func (h *Hub) SubscribeWithTimeout(ctx context.Context, token, path, labelSel, f
 		}
 		h.shared[key] = s
 	}
+	h.track(s)
 	h.streams++
 	h.mu.Unlock()
 	go h.run(sctx, s)
@@ -187,6 +193,7 @@ func (h *Hub) run(ctx context.Context, s *stream) {
 		if h.shared[s.key] == s {
 			delete(h.shared, s.key)
 		}
+		h.untrack(s)
 		h.mu.Unlock()
 	}()
 	backoff := 100 * time.Millisecond
@@ -228,14 +235,13 @@ func (h *Hub) run(ctx context.Context, s *stream) {
 	}
 }
 
+// fail ends the stream's subscriptions with err.
 func (h *Hub) fail(s *stream, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ch := range s.subs {
-		select {
-		case ch <- Event{Err: err}:
-		default:
-		}
+		endWith(ch, Event{Err: err})
+		delete(s.subs, ch)
 	}
 }
 
