@@ -14,7 +14,11 @@ import (
 // included, and every alias counts on its own: gqlgen's own limit skips
 // __schema, so 10,000 aliased __schema selections passed it. A field
 // counts 1 plus its children, or what the schema's Complexity says (a list
-// counts its children times its limit).
+// counts its children times its limit). The introspection roots count
+// what they may read on top: __schema the whole schema (schemaCost),
+// __type one type (typeCost); GraphiQL's introspection query is about 300.
+// Without that a few hundred aliased __schema { types { fields { name } } }
+// fit in the default limit of 1000 and took seconds and megabytes.
 type ComplexityLimit struct {
 	Max int
 
@@ -96,10 +100,23 @@ func (w *complexityWalker) selectionSet(sel ast.SelectionSet) int {
 	return total
 }
 
+// schemaCost and typeCost are what __schema and __type add to their
+// field's complexity.
+const (
+	schemaCost = 100
+	typeCost   = 10
+)
+
 func (w *complexityWalker) field(f *ast.Field) int {
 	child := 0
+	switch f.Name {
+	case "__schema":
+		child = schemaCost
+	case "__type":
+		child = typeCost
+	}
 	if len(f.SelectionSet) > 0 {
-		child = w.selectionSet(f.SelectionSet)
+		child = w.cap(child + w.selectionSet(f.SelectionSet))
 		if child > w.max {
 			return child
 		}
