@@ -179,11 +179,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "/debug/stats":
 		// Counts only: how many workspaces, schemas, subscriptions and
-		// watches against the core the gateway holds.
+		// watches against the core the gateway holds, and how many access
+		// checks its subscriptions need each interval.
 		wss, schemas := s.Registry.Stats()
 		subs, watches := s.Hub.Stats()
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]int{"workspaces": wss, "schemas": schemas, "subscriptions": subs, "watches": watches})
+		_ = json.NewEncoder(w).Encode(map[string]int{"workspaces": wss, "schemas": schemas, "subscriptions": subs, "watches": watches,
+			"accessChecks": s.Hub.AccessChecks()})
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, graphiql.Prefix) {

@@ -166,7 +166,7 @@ func sseSubscribe(t *testing.T, ctx context.Context, c client, query string) <-c
 	return got
 }
 
-type stats struct{ Workspaces, Schemas, Subscriptions, Watches int }
+type stats struct{ Workspaces, Schemas, Subscriptions, Watches, AccessChecks int }
 
 func gatewayStats(t *testing.T) stats {
 	t.Helper()
@@ -182,7 +182,8 @@ func gatewayStats(t *testing.T) stats {
 
 // TestSubscriptionsShareWatches: five subscribers of one user to the same
 // resource share one watch against the core, and all get the event; a
-// different selector gets a watch of its own. (Not parallel: it reads the
+// different selector gets a watch of its own; all six share one access
+// re-check. (Not parallel: it reads the
 // gateway's counters.)
 func TestSubscriptionsShareWatches(t *testing.T) {
 	s := framework.SharedServer(t)
@@ -209,6 +210,9 @@ func TestSubscriptionsShareWatches(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	during = gatewayStats(t)
 	framework.RequireEqual(t, during.Watches-before.Watches, 2, fmt.Sprintf("new watches against the core for 5 identical subscriptions and one with another selector (%+v, before %+v)", during, before))
+	// One access re-check serves all six: same token, workspace, resource
+	// and namespace.
+	framework.RequireEqual(t, during.AccessChecks-before.AccessChecks, 1, fmt.Sprintf("access checks for the six subscriptions (%+v, before %+v)", during, before))
 
 	s.KubectlFor(ws.Path).Run(t, "create", "configmap", "shared-event", "-n", "default")
 	for i, st := range streams {
