@@ -168,6 +168,7 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 				},
 				updateModel: updateModel,
 			},
+			&migrateStep{read: f.Read, write: f.Write},
 			&tuplesStep{write: f.Write, updateModel: updateModel},
 		},
 		deletion: &deletionStep{deleteStore: f.DeleteStore, listStores: listStores},

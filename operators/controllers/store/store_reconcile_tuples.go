@@ -25,11 +25,11 @@ func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
 	store := st.store
 	want := map[corev1alpha1.Tuple]bool{}
 	for _, t := range store.Spec.Tuples {
-		want[t] = true
+		want[currentTuple(t)] = true
 	}
 	for _, m := range st.models {
 		for _, t := range m.Spec.Tuples {
-			want[t] = true
+			want[currentTuple(t)] = true
 		}
 	}
 	had := map[corev1alpha1.Tuple]bool{}
