@@ -3,10 +3,13 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
@@ -19,8 +22,9 @@ import (
 // Store's spec, so the tuples step would never rewrite them. Rewriting
 // twice changes nothing, so a restart only reads the store again.
 type migrateStep struct {
-	read  func(ctx context.Context, storeID, object string) ([]corev1alpha1.Tuple, error)
-	write func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
+	read     func(ctx context.Context, storeID, object string) ([]corev1alpha1.Tuple, error)
+	write    func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
+	migrator *migrator
 
 	mu   sync.Mutex
 	done map[string]bool
@@ -56,7 +60,11 @@ func (s *migrateStep) migrate(ctx context.Context, storeID string, tuples []core
 	logger := log.FromContext(ctx).WithValues("storeId", storeID)
 	var add, remove []corev1alpha1.Tuple
 	for _, t := range tuples {
-		if m, changed := fga.MigrateTuple(t); changed {
+		m, changed, err := s.migrator.tuple(ctx, t)
+		if err != nil {
+			return err
+		}
+		if changed {
 			logger.V(1).Info("tuple id migrated", "from", t.String(), "to", m.String())
 			add, remove = append(add, m), append(remove, t)
 		} else if unnamespaced(t.Object) {
@@ -98,10 +106,82 @@ func unnamespaced(object string) bool {
 	return err == nil && namespacedTypes[typ] && len(segments) == 2
 }
 
-// currentTuple is t with its ids in the current format: a Store's or an
-// AuthorizationModel's tuples written in the old format (or Platform
-// Mesh's spelling of service accounts) mean what they meant.
-func currentTuple(t corev1alpha1.Tuple) corev1alpha1.Tuple {
-	m, _ := fga.MigrateTuple(t)
-	return m
+// migrator gives tuples their ids in the current format
+// (fga.MigrateTuple), and the owner tuple the initializer wrote for an
+// Account's creator whose name has a ":" the old format wrote as "." (other
+// than a service account's, which fga.MigrateID reads back) the creator's
+// current id: the creator is read from the Account, so
+// "oidc:alice" is not taken for a user named "oidc.alice".
+type migrator struct {
+	// creator is spec.creator of Account name in cluster ("" when the
+	// Account has none or is gone); nil: no lookups.
+	creator func(ctx context.Context, cluster, name string) (string, error)
+
+	mu       sync.Mutex
+	creators map[string]string
+}
+
+// tuple is t in the current format and whether it changed.
+func (m *migrator) tuple(ctx context.Context, t corev1alpha1.Tuple) (corev1alpha1.Tuple, bool, error) {
+	cur, changed := fga.MigrateTuple(t)
+	if m == nil || m.creator == nil || t.Relation != fga.RelationAssignee || cur.User != t.User ||
+		!strings.HasPrefix(t.User, fga.UserType+":") || !strings.Contains(t.User, ".") {
+		return cur, changed, nil
+	}
+	typ, segs, err := fga.ParseID(t.Object)
+	if err != nil || typ != fga.RoleType || len(segs) != 4 || segs[0] != fga.AccountType || segs[3] != fga.RelationOwner {
+		return cur, changed, nil
+	}
+	key := segs[1] + "/" + segs[2]
+	m.mu.Lock()
+	creator, known := m.creators[key]
+	m.mu.Unlock()
+	if !known {
+		if creator, err = m.creator(ctx, segs[1], segs[2]); err != nil && !apierrors.IsNotFound(err) {
+			return cur, changed, fmt.Errorf("reading the creator of Account %s in %s: %w", segs[2], segs[1], err)
+		}
+		m.mu.Lock()
+		if m.creators == nil {
+			m.creators = map[string]string{}
+		}
+		m.creators[key] = creator
+		m.mu.Unlock()
+	}
+	if strings.Contains(creator, ":") && t.User == fga.UserType+":"+strings.ReplaceAll(creator, ":", ".") {
+		cur.User = fga.UserID(creator)
+		return cur, true, nil
+	}
+	return cur, changed, nil
+}
+
+// accountCreator reads an Account's spec.creator through the export's
+// virtual workspace.
+func accountCreator(clientOf func(ctx context.Context, cluster string) (ctrl.Client, error)) func(ctx context.Context, cluster, name string) (string, error) {
+	return func(ctx context.Context, cluster, name string) (string, error) {
+		cl, err := clientOf(ctx, cluster)
+		if err != nil {
+			return "", err
+		}
+		ctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		acc := &corev1alpha1.Account{}
+		if err := cl.Get(ctx, ctrl.ObjectKey{Name: name}, acc); err != nil {
+			return "", err
+		}
+		if acc.Spec.Creator == nil {
+			return "", nil
+		}
+		return *acc.Spec.Creator, nil
+	}
+}
+
+// current is t in the current format; a creator that cannot be read now
+// leaves the tuple as fga.MigrateTuple has it (the next reconcile tries
+// again).
+func (m *migrator) current(ctx context.Context, t corev1alpha1.Tuple) corev1alpha1.Tuple {
+	cur, _, err := m.tuple(ctx, t)
+	if err != nil {
+		log.FromContext(ctx).Info("tuple left in its old format for now", "tuple", t.String(), "reason", err.Error())
+	}
+	return cur
 }

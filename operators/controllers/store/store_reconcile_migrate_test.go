@@ -20,11 +20,14 @@ func TestMain(m *testing.M) {
 }
 
 // TestMigrateTupleIDs: a store written by the security-operator before
-// escaped, namespaced ids (an account created by a service account, a
-// Store tuple granting another one membership, in the old spelling) is
-// rewritten once by the migration and the tuples steps against a real
-// OpenFGA; the owner and the member keep their access under the ids the
-// webhook now checks, and running again (a restart) writes nothing.
+// escaped, namespaced ids is rewritten once by the migration and the
+// tuples steps against a real OpenFGA: organization acme (its Store's
+// spec.tuples) was created by oidc:carol, written "user:oidc.carol";
+// account team (tuples in no spec) by a service account; a Store tuple
+// makes another service account a member. All keep their access under
+// the ids the webhook now checks, a grant on a namespaced object without
+// namespace opens nothing, running again (a restart) writes nothing, and
+// removing carol's tuples from the spec revokes them.
 func TestMigrateTupleIDs(t *testing.T) {
 	srv := openfga.Start(t, openfga.Options{})
 	ctx := context.Background()
@@ -44,37 +47,43 @@ func TestMigrateTupleIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	const robot, viewer = "system:serviceaccount:ops:robot", "system:serviceaccount:ops:viewer"
-	account := fga.AccountObject("orgs1", "acme")
-	// What the old security-operator wrote: account tuples (in no spec)
-	// and a Store tuple (in spec and status.managedTuples).
-	oldRole := "role:core_platform-mesh_io_account/orgs1/acme/owner"
-	written := []corev1alpha1.Tuple{
-		{Object: oldRole, Relation: "assignee", User: "user:system.serviceaccount.ops.robot"},
-		{Object: "core_platform-mesh_io_account:orgs1/acme", Relation: "owner", User: oldRole + "#assignee"},
+	const carol, robot, viewer = "oidc:carol", "system:serviceaccount:ops:robot", "system:serviceaccount:ops:viewer"
+	acme, team := fga.AccountObject("orgs1", "acme"), fga.AccountObject("acme1", "team")
+	// What the old security-operator wrote.
+	orgTuples := []corev1alpha1.Tuple{
+		{Object: "role:core_platform-mesh_io_account/orgs1/acme/owner", Relation: "assignee", User: "user:oidc.carol"},
+		{Object: "core_platform-mesh_io_account:orgs1/acme", Relation: "owner", User: "role:core_platform-mesh_io_account/orgs1/acme/owner#assignee"},
+		{Object: "core_platform-mesh_io_account:orgs1/acme", Relation: "member", User: "user:system.serviceaccount.ops.viewer"},
 	}
-	oldMember := corev1alpha1.Tuple{Object: "core_platform-mesh_io_account:orgs1/acme", Relation: "member", User: "user:system.serviceaccount.ops.viewer"}
+	teamTuples := []corev1alpha1.Tuple{
+		{Object: "role:core_platform-mesh_io_account/acme1/team/owner", Relation: "assignee", User: "user:system.serviceaccount.ops.robot"},
+		{Object: "core_platform-mesh_io_account:acme1/team", Relation: "owner", User: "role:core_platform-mesh_io_account/acme1/team/owner#assignee"},
+		{Object: "core_platform-mesh_io_account:acme1/team", Relation: "parent", User: "core_platform-mesh_io_account:orgs1/acme"},
+	}
 	// A grant on a namespaced object without namespace: it cannot be
 	// migrated and must not grant anything.
 	unnamespacedGrant := corev1alpha1.Tuple{Object: "core_secret:team1/dbcreds", Relation: "member", User: "user:bob"}
-	if err := c.Write(ctx, storeID, append(written, oldMember, unnamespacedGrant), nil); err != nil {
+	if err := c.Write(ctx, storeID, append(append(append([]corev1alpha1.Tuple{}, orgTuples...), teamTuples...), unnamespacedGrant), nil); err != nil {
 		t.Fatal(err)
 	}
 	st := newState()
 	st.store.Status.StoreID = storeID
-	st.store.Spec.Tuples = []corev1alpha1.Tuple{oldMember}
-	st.store.Status.ManagedTuples = []corev1alpha1.Tuple{oldMember}
+	st.store.Spec.Tuples = orgTuples
+	st.store.Status.ManagedTuples = orgTuples
 
-	check := func(what, relation, user string) bool {
+	check := func(object, relation, user string) bool {
 		t.Helper()
-		ok, err := c.Check(ctx, storeID, corev1alpha1.Tuple{Object: account, Relation: relation, User: fga.UserID(user)})
+		ok, err := c.Check(ctx, storeID, corev1alpha1.Tuple{Object: object, Relation: relation, User: fga.UserID(user)})
 		if err != nil {
-			t.Fatalf("%s: %v", what, err)
+			t.Fatalf("%s %s %s: %v", user, relation, object, err)
 		}
 		return ok
 	}
-	if check("owner before", "owner", robot) || check("member before", "get", viewer) {
-		t.Fatal("the old tuples already answer for the new ids: the test shows nothing")
+	access := []struct{ object, relation, user string }{{acme, "owner", carol}, {team, "owner", carol}, {team, "owner", robot}, {acme, "get", viewer}}
+	for _, a := range access {
+		if check(a.object, a.relation, a.user) {
+			t.Fatalf("%s is %s of %s before the migration: the test shows nothing", a.user, a.relation, a.object)
+		}
 	}
 
 	writes := 0
@@ -82,36 +91,35 @@ func TestMigrateTupleIDs(t *testing.T) {
 		writes++
 		return c.Write(ctx, id, add, remove)
 	}
-	migrate := &migrateStep{read: c.Read, write: write}
-	tuples := &tuplesStep{write: write}
-	for _, s := range []step{migrate, tuples} {
+	creators := map[string]string{"orgs1/acme": carol, "acme1/team": robot}
+	mig := &migrator{creator: func(_ context.Context, cluster, name string) (string, error) { return creators[cluster+"/"+name], nil }}
+	tuples := &tuplesStep{write: write, migrator: mig}
+	for _, s := range []step{&migrateStep{read: c.Read, write: write, migrator: mig}, tuples} {
 		if res := s.reconcile(ctx, st); !res.done {
 			t.Fatalf("%T did not finish: %+v", s, st.store.Status.Conditions)
 		}
 	}
-	if !check("owner after", "owner", robot) || !check("member after", "get", viewer) {
-		t.Fatal("the service accounts lost their access with the migration")
+	for _, a := range access {
+		if !check(a.object, a.relation, a.user) {
+			t.Errorf("%s lost %s of %s with the migration", a.user, a.relation, a.object)
+		}
 	}
 	all, err := c.Read(ctx, storeID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tu := range all {
-		if m, changed := fga.MigrateTuple(tu); changed {
-			t.Errorf("tuple %s left in the old format (current: %s)", tu, m)
-		}
-	}
-	want := fga.AccountTuples("orgs1", "acme", robot, "", "")
-	for _, w := range append(want, corev1alpha1.Tuple{Object: account, Relation: "member", User: fga.UserID(viewer)}, unnamespacedGrant) {
+	want := append(fga.AccountTuples("orgs1", "acme", carol, "", ""), fga.AccountTuples("acme1", "team", robot, "orgs1", "acme")...)
+	want = append(want, corev1alpha1.Tuple{Object: acme, Relation: "member", User: fga.UserID(viewer)}, unnamespacedGrant)
+	for _, w := range want {
 		if !slices.Contains(all, w) {
-			t.Errorf("tuple %s missing after the migration; the store holds %v", w, all)
+			t.Errorf("tuple %s missing after the migration", w)
 		}
 	}
-	if len(all) != len(want)+2 {
-		t.Errorf("the store holds %d tuples after the migration, want %d: %v", len(all), len(want)+2, all)
+	if len(all) != len(want) {
+		t.Errorf("the store holds %d tuples after the migration, want %d: %v", len(all), len(want), all)
 	}
-	if got := st.store.Status.ManagedTuples; len(got) != 1 || got[0].User != fga.UserID(viewer) {
-		t.Errorf("managedTuples %v, want the member tuple in the current format", got)
+	if got := st.store.Status.ManagedTuples; len(got) != 3 || !slices.Contains(got, fga.AccountTuples("orgs1", "acme", carol, "", "")[0]) {
+		t.Errorf("managedTuples %v, want the organization's tuples in the current format", got)
 	}
 	// The unmigratable grant opens neither namespace's dbcreds.
 	for _, ns := range []string{"public", "prod"} {
@@ -125,12 +133,22 @@ func TestMigrateTupleIDs(t *testing.T) {
 
 	// A restart: the store is read again, nothing written.
 	before := writes
-	for _, s := range []step{&migrateStep{read: c.Read, write: write}, tuples} {
+	restarted := &migrator{creator: mig.creator}
+	for _, s := range []step{&migrateStep{read: c.Read, write: write, migrator: restarted}, &tuplesStep{write: write, migrator: restarted}} {
 		if res := s.reconcile(ctx, st); !res.done {
 			t.Fatalf("%T did not finish on the second run", s)
 		}
 	}
 	if writes != before {
 		t.Errorf("the second run wrote %d times, want none", writes-before)
+	}
+
+	// Revoking through the spec (still in the old spelling) still works.
+	st.store.Spec.Tuples = orgTuples[2:]
+	if res := tuples.reconcile(ctx, st); !res.done {
+		t.Fatal("the tuples step did not finish")
+	}
+	if check(acme, "owner", carol) || check(team, "owner", carol) || !check(acme, "get", viewer) {
+		t.Error("removing carol's owner tuples from the spec did not revoke exactly them")
 	}
 }
