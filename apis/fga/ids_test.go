@@ -3,8 +3,8 @@ package fga
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
