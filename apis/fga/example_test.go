@@ -35,8 +35,10 @@ func ExampleResourceModule() {
 // cluster 0org).
 func ExampleRelationName() {
 	fmt.Println(fga.NamespaceObject("1a2b", "default"), fga.RelationName("list", "", "configmaps"), fga.UserID("bob"))
+	fmt.Println(fga.ObjectID(fga.TypeName("", "secret"), "1a2b", "prod", "dbcreds"), fga.UserID("system:serviceaccount:prod:robot"))
 	fmt.Println(fga.AccountObject("0org", "team"))
 	// Output:
 	// core_namespace:1a2b/default list_core_configmaps user:bob
+	// core_secret:1a2b/prod/dbcreds user:system|3Aserviceaccount|3Aprod|3Arobot
 	// core_platform-mesh_io_account:0org/team
 }

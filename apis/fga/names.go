@@ -45,9 +45,6 @@ const (
 // produces (Platform Mesh's limit; OpenFGA's own limit for relations).
 const MaxNameLength = 50
 
-// maxObjectLength is OpenFGA's limit for a tuple's object ("<type>:<id>").
-const maxObjectLength = 256
-
 // hashLength is the number of hex digits of the hash that ends a shortened
 // name.
 const hashLength = 8
@@ -106,47 +103,6 @@ func Shorten(name string) string {
 	}
 	sum := sha256.Sum256([]byte(name))
 	return name[:MaxNameLength-hashLength-1] + "_" + hex.EncodeToString(sum[:])[:hashLength]
-}
-
-// ObjectID is the OpenFGA object of a Kubernetes object:
-// "<type>:<origin cluster>/<name>", where the origin cluster is the logical
-// cluster that holds the object (for an Account: the cluster of the
-// workspace the Account object lives in). A colon in the name (RBAC's
-// "system:..." names) becomes a dot, because OpenFGA allows none in an
-// object id; an id that would exceed OpenFGA's 256 characters keeps its
-// start and ends in a hash of the whole.
-func ObjectID(typ, cluster, name string) string {
-	id := cluster + "/" + strings.ReplaceAll(name, ":", ".")
-	if max := maxObjectLength - len(typ) - 1; len(id) > max && max > hashLength+1 {
-		sum := sha256.Sum256([]byte(id))
-		id = id[:max-hashLength-1] + "-" + hex.EncodeToString(sum[:])[:hashLength]
-	}
-	return typ + ":" + id
-}
-
-// AccountObject is the object of the Account named name held by the
-// logical cluster originCluster.
-func AccountObject(originCluster, name string) string {
-	return ObjectID(AccountType, originCluster, name)
-}
-
-// NamespaceObject is the object of namespace ns in cluster.
-func NamespaceObject(cluster, ns string) string {
-	return ObjectID(NamespaceType, cluster, ns)
-}
-
-// UserID is the OpenFGA user of a Kubernetes user name: "user:<name>", with
-// colons as dots (OpenFGA allows one colon in a user, and service account
-// names "system:serviceaccount:<ns>:<name>" have three).
-func UserID(username string) string {
-	return UserType + ":" + strings.ReplaceAll(username, ":", ".")
-}
-
-// OwnerRole is the role whose assignees own the Account named name held by
-// originCluster: "role:<account type>/<origin cluster>/<name>/owner"
-// (Platform Mesh's name).
-func OwnerRole(originCluster, name string) string {
-	return RoleType + ":" + AccountType + "/" + originCluster + "/" + name + "/owner"
 }
 
 // AccountTuples are the tuples that make an account exist in the model:

@@ -76,50 +76,6 @@ func TestRelationName(t *testing.T) {
 	}
 }
 
-func TestObjectID(t *testing.T) {
-	tests := []struct {
-		typ, cluster, name, want string
-	}{
-		{AccountType, "2x8k1zq7", "acme", "core_platform-mesh_io_account:2x8k1zq7/acme"},
-		{"core_configmap", "abc", "settings", "core_configmap:abc/settings"},
-		{"rbac_authorization_k8s_io_clusterrole", "abc", "system:admin", "rbac_authorization_k8s_io_clusterrole:abc/system.admin"},
-	}
-	for _, tt := range tests {
-		got := ObjectID(tt.typ, tt.cluster, tt.name)
-		if got != tt.want {
-			t.Errorf("ObjectID(%q, %q, %q) = %q, want %q", tt.typ, tt.cluster, tt.name, got, tt.want)
-		}
-		if !validation.ValidateObject(got) {
-			t.Errorf("ObjectID(%q, %q, %q) = %q is not a valid OpenFGA object", tt.typ, tt.cluster, tt.name, got)
-		}
-	}
-	long := ObjectID(TypeName("example.com", "widget"), "abc", strings.Repeat("n", 253))
-	if len(long) > 256 || !validation.ValidateObject(long) {
-		t.Fatalf("object for a 253-character name is %d characters or invalid: %q", len(long), long)
-	}
-	other := ObjectID(TypeName("example.com", "widget"), "abc", strings.Repeat("n", 252)+"m")
-	if long == other {
-		t.Fatal("two long names give the same object")
-	}
-}
-
-func TestUserID(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"alice", "user:alice"},
-		{"alice@example.com", "user:alice@example.com"},
-		{"system:serviceaccount:default:robot", "user:system.serviceaccount.default.robot"},
-	}
-	for _, tt := range tests {
-		got := UserID(tt.in)
-		if got != tt.want {
-			t.Errorf("UserID(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-		if !validation.ValidateUser(got) {
-			t.Errorf("UserID(%q) = %q is not a valid OpenFGA user", tt.in, got)
-		}
-	}
-}
-
 func TestAccountTuples(t *testing.T) {
 	org := AccountTuples("orgs1", "acme", "alice", "", "")
 	want := []v1alpha1.Tuple{

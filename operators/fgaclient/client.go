@@ -482,8 +482,9 @@ func unique(ts []v1alpha1.Tuple) []v1alpha1.Tuple {
 	return out
 }
 
-// Read returns the tuples of object ("type:id"), or of every object of a
-// type ("type:"), in a store; none when the store does not exist.
+// Read returns the tuples of object ("type:id"), of every object of a
+// type ("type:"), or of the whole store (""), in a store; none when the
+// store does not exist.
 func (c *Client) Read(ctx context.Context, storeID, object string) ([]v1alpha1.Tuple, error) {
 	page := c.readHTTP
 	if c.rpc != nil {
@@ -500,7 +501,10 @@ func (c *Client) Read(ctx context.Context, storeID, object string) ([]v1alpha1.T
 // token ("" after the last); a store that does not exist has none.
 func (c *Client) readHTTP(ctx context.Context, storeID, object, token string) ([]v1alpha1.Tuple, string, error) {
 	size := int32(pageSize)
-	body := openfga.ReadRequest{TupleKey: &openfga.ReadRequestTupleKey{Object: &object}, PageSize: &size}
+	body := openfga.ReadRequest{PageSize: &size}
+	if object != "" {
+		body.TupleKey = &openfga.ReadRequestTupleKey{Object: &object}
+	}
 	if token != "" {
 		body.ContinuationToken = &token
 	}
@@ -519,8 +523,11 @@ func (c *Client) readHTTP(ctx context.Context, storeID, object, token string) ([
 }
 
 func (c *Client) readRPC(ctx context.Context, storeID, object, token string) ([]v1alpha1.Tuple, string, error) {
-	resp, err := c.rpc.Read(ctx, &openfgav1.ReadRequest{StoreId: storeID, TupleKey: &openfgav1.ReadRequestTupleKey{Object: object},
-		PageSize: wrapperspb.Int32(pageSize), ContinuationToken: token})
+	req := &openfgav1.ReadRequest{StoreId: storeID, PageSize: wrapperspb.Int32(pageSize), ContinuationToken: token}
+	if object != "" {
+		req.TupleKey = &openfgav1.ReadRequestTupleKey{Object: object}
+	}
+	resp, err := c.rpc.Read(ctx, req)
 	if err != nil {
 		if rpcNotFound(err) {
 			return nil, "", nil

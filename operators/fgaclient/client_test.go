@@ -129,6 +129,9 @@ func testClient(t *testing.T, overGRPC bool) {
 	if len(got) != 2 {
 		t.Fatalf("tuples of %s: %v, want owner and parent", team, got)
 	}
+	if all, err := c.Read(ctx, id, ""); err != nil || len(all) != len(tuples) {
+		t.Fatalf("all tuples of the store: %v, %v; want the %d written", all, err, len(tuples))
+	}
 
 	stores, err := c.ListStores(ctx)
 	if err != nil || len(stores) != 1 || stores[0].Name != "acme" {

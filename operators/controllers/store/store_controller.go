@@ -156,6 +156,7 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 		defer cancel()
 		return cl.Status().Update(ctx, m)
 	}
+	mig := &migrator{creator: accountCreator(clientOf)}
 	return &reconciler{
 		models: models,
 		steps: []step{
@@ -168,7 +169,8 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 				},
 				updateModel: updateModel,
 			},
-			&tuplesStep{write: f.Write, updateModel: updateModel},
+			&migrateStep{read: f.Read, write: f.Write, migrator: mig},
+			&tuplesStep{write: f.Write, updateModel: updateModel, migrator: mig},
 		},
 		deletion: &deletionStep{deleteStore: f.DeleteStore, listStores: listStores},
 		getStore: func(ctx context.Context, cluster, name string) (*corev1alpha1.Store, error) {

@@ -19,17 +19,19 @@ type tuplesStep struct {
 	write func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
 	// updateModel writes an AuthorizationModel's status (its managedTuples).
 	updateModel func(ctx context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error
+	// migrator gives the tuples their ids in the current format.
+	migrator *migrator
 }
 
 func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
 	store := st.store
 	want := map[corev1alpha1.Tuple]bool{}
 	for _, t := range store.Spec.Tuples {
-		want[t] = true
+		want[s.migrator.current(ctx, t)] = true
 	}
 	for _, m := range st.models {
 		for _, t := range m.Spec.Tuples {
-			want[t] = true
+			want[s.migrator.current(ctx, t)] = true
 		}
 	}
 	had := map[corev1alpha1.Tuple]bool{}

@@ -280,7 +280,7 @@ func TestAuthorizationModels(t *testing.T) {
 		"module copy\n\ntype example_com_widget\n  relations\n    define owner: [user]\n"))
 	create(authorizationModel("broken-modelorg", "modelorg", "root:orgs", "module broken\n\ntype\n"))
 	gadgets := authorizationModel("gadgets-modelorg", "modelorg", "root:orgs", fga.ResourceModule(gadget))
-	carol := corev1alpha1.Tuple{Object: fga.ObjectID(gadget.Type(), "somewhere", "g1"), Relation: "owner", User: fga.UserID("carol")}
+	carol := corev1alpha1.Tuple{Object: fga.ObjectID(gadget.Type(), "somewhere", "", "g1"), Relation: "owner", User: fga.UserID("carol")}
 	gadgets.Spec.Tuples = []corev1alpha1.Tuple{carol}
 	create(gadgets)
 

@@ -16,10 +16,10 @@ type Batcher interface {
 	BatchCheck(ctx context.Context, store, model string, qs []mapping.Query) ([]bool, error)
 }
 
-// probeName names no real object (Kubernetes names never end in a dot):
+// probeName names no real object (no Kubernetes name has a "/"):
 // a Check on it answers what the user may do with every object of a kind
 // through the account tree, not through grants on single objects.
-const probeName = "rules-probe."
+const probeName = "rules/probe"
 
 // ruleVerbs are the verbs a rule may list.
 var ruleVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete"}

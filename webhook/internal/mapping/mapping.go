@@ -2,7 +2,8 @@
 // into the OpenFGA Check the model (apis/fga) defines:
 //
 //   - get, update, patch, delete on an object: relation <verb> on
-//     <type>:<cluster>/<name>;
+//     <type>:<cluster>/<namespace>/<name> (namespaced) or
+//     <type>:<cluster>/<name> (cluster-scoped), ids from fga.ObjectID;
 //   - create, list, watch: relation <verb>_<group>_<plural> on the parent,
 //     the namespace (core_namespace:<cluster>/<ns>) or, for cluster-scoped
 //     kinds, the account;
@@ -86,12 +87,15 @@ func ForResource(ws Workspace, user string, ra *authorizationv1.ResourceAttribut
 		return Query{}, NoCheck{fmt.Sprintf("subresource %q is not in the model", ra.Subresource)}
 	}
 	q := Query{User: fga.UserID(user)}
-	var ns string
+	// ns is the namespace's object; objNS the namespace in a namespaced
+	// object's id (a cluster-scoped kind ignores ra.Namespace, which kube
+	// sets to the name for namespaces themselves).
+	var ns, objNS string
 	if res.Namespaced {
 		if ra.Namespace == "" {
 			return Query{}, NoCheck{fmt.Sprintf("%s across all namespaces is not in the model", ra.Resource)}
 		}
-		ns = fga.NamespaceObject(ws.Cluster, ra.Namespace)
+		ns, objNS = fga.NamespaceObject(ws.Cluster, ra.Namespace), ra.Namespace
 	}
 	parent := ws.Account
 	if ns != "" {
@@ -105,7 +109,9 @@ func ForResource(ws Workspace, user string, ra *authorizationv1.ResourceAttribut
 	if ra.Name == "" {
 		return Query{}, NoCheck{fmt.Sprintf("%s of %s without a name is not in the model", ra.Verb, ra.Resource)}
 	}
-	q.Object, q.Relation = fga.ObjectID(res.Type(), ws.Cluster, ra.Name), ra.Verb
+	// The namespace is part of a namespaced object's id: a grant on
+	// secret dbcreds in one namespace says nothing about another's.
+	q.Object, q.Relation = fga.ObjectID(res.Type(), ws.Cluster, objNS, ra.Name), ra.Verb
 	q.Contextual = append(q.Contextual, Tuple{Object: q.Object, Relation: fga.RelationParent, User: parent})
 	return q, nil
 }

@@ -13,6 +13,7 @@ import (
 func TestForResource(t *testing.T) {
 	ws := Workspace{Cluster: "c1", Account: fga.AccountObject("org1", "team")}
 	cm := fga.Resource{Plural: "configmaps", Singular: "configmap", Namespaced: true}
+	secret := fga.Resource{Plural: "secrets", Singular: "secret", Namespaced: true}
 	nsRes := fga.Resource{Plural: "namespaces", Singular: "namespace"}
 	widget := fga.Resource{Group: "example.com", Plural: "widgets", Singular: "widget"}
 	nsTuple := Tuple{Object: "core_namespace:c1/default", Relation: "parent", User: "core_platform-mesh_io_account:org1/team"}
@@ -31,19 +32,28 @@ func TestForResource(t *testing.T) {
 			want: Query{Object: "core_namespace:c1/default", Relation: "create_core_configmaps", User: "user:bob", Contextual: []Tuple{nsTuple}}},
 		{name: "get a configmap: on the object, parented to namespace and account", res: cm,
 			ra: authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps", Namespace: "default", Name: "cfg"},
-			want: Query{Object: "core_configmap:c1/cfg", Relation: "get", User: "user:bob", Contextual: []Tuple{nsTuple,
-				{Object: "core_configmap:c1/cfg", Relation: "parent", User: "core_namespace:c1/default"}}}},
+			want: Query{Object: "core_configmap:c1/default/cfg", Relation: "get", User: "user:bob", Contextual: []Tuple{nsTuple,
+				{Object: "core_configmap:c1/default/cfg", Relation: "parent", User: "core_namespace:c1/default"}}}},
 		{name: "status subresource like the object", res: cm,
 			ra: authorizationv1.ResourceAttributes{Verb: "update", Resource: "configmaps", Subresource: "status", Namespace: "default", Name: "cfg"},
-			want: Query{Object: "core_configmap:c1/cfg", Relation: "update", User: "user:bob", Contextual: []Tuple{nsTuple,
-				{Object: "core_configmap:c1/cfg", Relation: "parent", User: "core_namespace:c1/default"}}}},
+			want: Query{Object: "core_configmap:c1/default/cfg", Relation: "update", User: "user:bob", Contextual: []Tuple{nsTuple,
+				{Object: "core_configmap:c1/default/cfg", Relation: "parent", User: "core_namespace:c1/default"}}}},
 		{name: "delete a namespace: on the namespace, parented to the account", res: nsRes,
-			ra: authorizationv1.ResourceAttributes{Verb: "delete", Resource: "namespaces", Name: "default"},
+			ra: authorizationv1.ResourceAttributes{Verb: "delete", Resource: "namespaces", Namespace: "default", Name: "default"},
 			want: Query{Object: "core_namespace:c1/default", Relation: "delete", User: "user:bob", Contextual: []Tuple{
 				{Object: "core_namespace:c1/default", Relation: "parent", User: "core_platform-mesh_io_account:org1/team"}}}},
 		{name: "watch a cluster-scoped kind: on the account", res: widget,
 			ra:   authorizationv1.ResourceAttributes{Verb: "watch", Group: "example.com", Resource: "widgets", Name: "w"},
 			want: Query{Object: "core_platform-mesh_io_account:org1/team", Relation: "watch_example_com_widgets", User: "user:bob"}},
+		{name: "a secret of the same name in another namespace is another object", res: secret,
+			ra: authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: "prod", Name: "dbcreds"},
+			want: Query{Object: "core_secret:c1/prod/dbcreds", Relation: "get", User: "user:bob", Contextual: []Tuple{
+				{Object: "core_namespace:c1/prod", Relation: "parent", User: "core_platform-mesh_io_account:org1/team"},
+				{Object: "core_secret:c1/prod/dbcreds", Relation: "parent", User: "core_namespace:c1/prod"}}}},
+		{name: "a name with separators is escaped", res: fga.Resource{Group: "rbac.authorization.k8s.io", Plural: "clusterroles", Singular: "clusterrole"},
+			ra: authorizationv1.ResourceAttributes{Verb: "get", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "system:a.b"},
+			want: Query{Object: "rbac_authorization_k8s_io_clusterrole:c1/system|3Aa.b", Relation: "get", User: "user:bob", Contextual: []Tuple{
+				{Object: "rbac_authorization_k8s_io_clusterrole:c1/system|3Aa.b", Relation: "parent", User: "core_platform-mesh_io_account:org1/team"}}}},
 		{name: "configmaps across namespaces", res: cm, none: true,
 			ra: authorizationv1.ResourceAttributes{Verb: "list", Resource: "configmaps"}},
 		{name: "deletecollection", res: cm, none: true,
@@ -82,7 +92,7 @@ func TestForNonResource(t *testing.T) {
 		if allowed != (err == nil) {
 			t.Errorf("%s: mapped %v, want %v (%v)", path, err == nil, allowed, err)
 		}
-		if err == nil && (q.Object != ws.Account || q.Relation != "get" || q.User != "user:system.serviceaccount.ns.sa") {
+		if err == nil && (q.Object != ws.Account || q.Relation != "get" || q.User != "user:system|3Aserviceaccount|3Ans|3Asa") {
 			t.Errorf("%s: got %+v", path, q)
 		}
 	}

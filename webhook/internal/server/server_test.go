@@ -398,3 +398,44 @@ func TestRules(t *testing.T) {
 		t.Errorf("member bob's verbs on accounts: %q", got)
 	}
 }
+
+// TestObjectIDs plays the attacks on object ids against the real handler
+// and OpenFGA: a grant on secret dbcreds in namespace public opens it
+// there and not the secret of the same name in prod; a grant on
+// clusterrole system:auditor does not open system.auditor; membership of
+// service account system:serviceaccount:ops:robot does not go to a user
+// named system.serviceaccount.ops.robot.
+func TestObjectIDs(t *testing.T) {
+	f := newFixture(t, 0)
+	clusterRole := fga.TypeName("rbac.authorization.k8s.io", "clusterrole")
+	f.write(t, []v1alpha1.Tuple{
+		{Object: fga.ObjectID(fga.TypeName("", "secret"), cluster, "public", "dbcreds"), Relation: fga.RelationMember, User: fga.UserID("bob")},
+		{Object: fga.ObjectID(clusterRole, cluster, "", "system:auditor"), Relation: fga.RelationMember, User: fga.UserID("bob")},
+		member("system:serviceaccount:ops:robot"),
+	}, nil)
+	role := func(name string) authorizationv1.SubjectAccessReview {
+		sar := reviewOf("bob", "get", "clusterroles", "", name)
+		sar.Spec.ResourceAttributes.Group = "rbac.authorization.k8s.io"
+		return sar
+	}
+	framework.Eventually(t, 20*time.Second, 200*time.Millisecond, "bob to read public/dbcreds once granted", func() (bool, string) {
+		return f.allowed(t, reviewOf("bob", "get", "secrets", "public", "dbcreds")), "not allowed"
+	})
+	for _, c := range []struct {
+		what string
+		sar  authorizationv1.SubjectAccessReview
+		want bool
+	}{
+		{"bob get secret prod/dbcreds (granted: public/dbcreds)", reviewOf("bob", "get", "secrets", "prod", "dbcreds"), false},
+		{"bob delete secret public/dbcreds (a member, not an owner)", reviewOf("bob", "delete", "secrets", "public", "dbcreds"), false},
+		{"bob list secrets in public (a grant on one object)", reviewOf("bob", "list", "secrets", "public", ""), false},
+		{"bob get clusterrole system:auditor (granted)", role("system:auditor"), true},
+		{"bob get clusterrole system.auditor (granted: system:auditor)", role("system.auditor"), false},
+		{"service account robot lists configmaps (a member)", reviewOf("system:serviceaccount:ops:robot", "list", "configmaps", "default", ""), true},
+		{"user system.serviceaccount.ops.robot lists configmaps", reviewOf("system.serviceaccount.ops.robot", "list", "configmaps", "default", ""), false},
+	} {
+		if got := f.allowed(t, c.sar); got != c.want {
+			t.Errorf("%s: allowed %v, want %v", c.what, got, c.want)
+		}
+	}
+}
