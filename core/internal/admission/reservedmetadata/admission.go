@@ -51,6 +51,10 @@ var (
 		// v1alpha1 <-> v1alpha2 round-trip annotations of apis.kcp.io.
 		"apis.v1alpha2.kcp.io/",
 	}
+	// On objects other than LogicalClusters, kcp.io/path is checked
+	// against the object's workspace instead (Admit, Validate).
+	allowedAnnotationsBesidesLogicalClusters = append(allowedAnnotations[:len(allowedAnnotations):len(allowedAnnotations)], tenancy.PathAnnotation)
+
 	allowedLabels = []string{
 		"claimed.internal.apis.kcp.io/",
 		"internal.apis.kcp.io/export",
@@ -141,7 +145,7 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, o admissi
 	}
 	allowed := allowedAnnotations
 	if !isLogicalCluster(a) {
-		allowed = append(allowed[:len(allowed):len(allowed)], tenancy.PathAnnotation) // checked above
+		allowed = allowedAnnotationsBesidesLogicalClusters
 	}
 	if key, ok := reservedChange(obj.GetAnnotations(), oldAnnotations, allowed); ok {
 		return admission.NewForbidden(a, fmt.Errorf("modification of reserved annotation: %q", key))
