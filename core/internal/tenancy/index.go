@@ -142,35 +142,39 @@ func (i *Index) unclaim(name string) {
 // could be checked (the parent is not in this index: another shard's).
 func (i *Index) treePath(name string, lc *corev1alpha1.LogicalCluster) (path string, verified bool) {
 	path = lc.Annotations[PathAnnotation]
-	if path == "" {
+	if !PathFitsOwner(name, lc) {
 		return "", false
 	}
-	sep := strings.LastIndex(path, ":")
-	if sep < 0 {
-		if name == clusters.Root && path == clusters.Root {
-			return path, true
-		}
+	o := lc.Spec.Owner
+	if o == nil {
+		return path, true // root or a home workspace: derived from the name
+	}
+	if _, ok := i.byName[o.Cluster]; !ok {
+		return path, false
+	}
+	if i.paths[o.Cluster] != path[:strings.LastIndex(path, ":")] {
 		return "", false
+	}
+	return path, true
+}
+
+// PathFitsOwner reports whether the kcp.io/path annotation of cluster's
+// LogicalCluster fits what the cluster itself tells of its place in the
+// tree, without looking at its parent: root is "root"; a workspace's path
+// ends in the name of the Workspace its spec.owner names; a home
+// workspace's is user:<name>, whose cluster is derived from the name (or
+// user:<cluster> for names that are no path segment).
+func PathFitsOwner(cluster string, lc *corev1alpha1.LogicalCluster) bool {
+	path := lc.Annotations[PathAnnotation]
+	sep := strings.LastIndex(path, ":")
+	if path == "" || sep < 0 {
+		return cluster == clusters.Root && path == clusters.Root && lc.Spec.Owner == nil
 	}
 	parentPath, last := path[:sep], path[sep+1:]
 	if o := lc.Spec.Owner; o != nil {
-		if o.Resource != "workspaces" || o.Name != last || name == clusters.Root {
-			return "", false
-		}
-		if _, ok := i.byName[o.Cluster]; !ok {
-			return path, false
-		}
-		if i.paths[o.Cluster] != parentPath {
-			return "", false
-		}
-		return path, true
+		return o.Resource == "workspaces" && o.Name == last && cluster != clusters.Root
 	}
-	// A home workspace: user:<name>, or user:<cluster> for names that are
-	// no path segment.
-	if parentPath == "user" && (HomeClusterName(last) == name || last == name) {
-		return path, true
-	}
-	return "", false
+	return parentPath == "user" && (HomeClusterName(last) == cluster || last == cluster)
 }
 
 // Resolve returns the logical cluster a path or cluster name designates.

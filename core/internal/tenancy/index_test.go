@@ -99,3 +99,25 @@ func TestIndexUnverifiedClaimKeepsOff(t *testing.T) {
 		t.Errorf("root:orgs resolves to %q, want orgs", got)
 	}
 }
+
+func TestPathFitsOwner(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cluster string
+		lc      *corev1alpha1.LogicalCluster
+		want    bool
+	}{
+		{"root", "root", lcOf("root", "root", "", ""), true},
+		{"root claimed by another cluster", "bob", lcOf("bob", "root", "", ""), false},
+		{"a workspace", "bob", lcOf("bob", "root:orgs:bob", "orgs", "bob"), true},
+		{"a workspace claiming another's path", "bob", lcOf("bob", "root:orgs:alice", "orgs", "bob"), false},
+		{"a home workspace", HomeClusterName("carol"), lcOf(HomeClusterName("carol"), "user:carol", "", ""), true},
+		{"another user's home", "bob", lcOf("bob", "user:carol", "", ""), false},
+		{"no owner, no home", "bob", lcOf("bob", "root:orgs:bob", "", ""), false},
+		{"no path", "bob", lcOf("bob", "", "orgs", "bob"), false},
+	} {
+		if got := PathFitsOwner(tc.cluster, tc.lc); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
