@@ -37,10 +37,12 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		return p.checkAdoption(ctx, a, ws)
 	case admission.Update:
 		old, ok := a.GetOldObject().(*tenancyv1alpha1.Workspace)
-		if !ok || system {
-			if ok && ws.Spec.Cluster != old.Spec.Cluster {
-				return p.checkAdoption(ctx, a, ws)
-			}
+		switch {
+		case !ok:
+			return nil
+		case system && ws.Spec.Cluster != old.Spec.Cluster:
+			return p.checkAdoption(ctx, a, ws)
+		case system:
 			return nil
 		}
 		switch {
