@@ -99,14 +99,14 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.
 // the path the annotation must hold; ok is false when there is nothing
 // to check.
 func (p *Plugin) pathOf(ctx context.Context, a admission.Attributes) (metav1Object, string, bool) {
-	if a.GetObject() == nil || p.Path == nil || isLogicalCluster(a) || privileged.System(ctx, a.GetUserInfo()) {
+	if a.GetObject() == nil || p.Path == nil {
 		return nil, "", false
 	}
 	obj, err := meta.Accessor(a.GetObject())
 	if err != nil {
 		return nil, "", false
 	}
-	if _, ok := obj.GetAnnotations()[tenancy.PathAnnotation]; !ok {
+	if _, ok := obj.GetAnnotations()[tenancy.PathAnnotation]; !ok || isLogicalCluster(a) || privileged.System(ctx, a.GetUserInfo()) {
 		return nil, "", false
 	}
 	cluster, ok := clusters.From(ctx)
