@@ -9,6 +9,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/meshplane/meshplane/core/internal/authorization/privileged"
 )
 
 // DeepReviewHeader asks for a deep SubjectAccessReview (kcp's header): the
@@ -23,8 +25,9 @@ type deepKey struct{}
 
 // WithDeepReviews marks in the context a SubjectAccessReview sent with
 // DeepReviewHeader by a member of system:masters (the shards' admin
-// credentials). From anybody else, or on any other request, the header
-// means nothing. It runs after authentication and authorization.
+// credentials) who authenticated as itself. From anybody else, from an
+// impersonated user, or on any other request, the header means nothing.
+// It runs after authentication and authorization.
 func WithDeepReviews(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(DeepReviewHeader) != "true" {
@@ -38,7 +41,7 @@ func WithDeepReviews(next http.Handler) http.Handler {
 			return
 		}
 		u, ok := genericapirequest.UserFrom(ctx)
-		if !ok || !slices.Contains(u.GetGroups(), user.SystemPrivilegedGroup) {
+		if !ok || !slices.Contains(u.GetGroups(), user.SystemPrivilegedGroup) || privileged.Impersonated(ctx) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -117,7 +117,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 		namespaces,
 		workspaceadmission.New(p.types, p.index, p.authz),
 		apibindingadmission.New(sharding.Resolver(p.index.Resolve, p.sharding.shards), p.deepAcrossShards(authorization.NewBind(rbacSource(p.storage)))),
-		reservedmetadata.New(),
+		reservedmetadata.New(p.index.Path),
 		apiexportvw.NewAdmission(p.exports),
 		logicalclusteradmission.New(),
 		permissionclaims.New(p.consumers),
@@ -158,12 +158,13 @@ func (p *parts) newStorage() error {
 // the virtual workspaces' authorizers first, then the plain chain.
 func (p *parts) newAuthorizer() {
 	p.authz, p.rules = authorization.New(rbacSource(p.storage), p.index, p.config.AuthorizationWebhook,
+		// First: refusals of privileged impersonation win over any grant.
+		authorization.Fixed(impersonation.Authorizer),
 		authorization.Fixed(authorizer.AuthorizerFunc(home.Authorizer)),
 		func(full, _ authorizer.Authorizer) authorizer.Authorizer {
 			return &apiexportvw.Authorizer{Exports: p.exports, RBAC: p.acrossShards(full)}
 		},
 		authorization.Fixed(p.maximalPermissionPolicy()),
-		authorization.Fixed(impersonation.Authorizer),
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
 			return lifecycle.Authorizer{RBAC: p.acrossShards(plain), Clusters: p.index}
 		},

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
 // refreshShards is how often Others looks for shards that came or went
@@ -331,8 +333,9 @@ func (o *Others) informer(baseURL string, kind Kind) (cache.SharedIndexInformer,
 	indexers := cache.Indexers{}
 	if kind.GVR == LogicalClusters.GVR {
 		indexers[pathIndex] = func(obj any) ([]string, error) {
-			if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && lc.Annotations["kcp.io/path"] != "" {
-				return []string{lc.Annotations["kcp.io/path"]}, nil
+			// A path that does not fit the cluster's owner is not taken.
+			if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && tenancy.PathFitsOwner(lc.Annotations[clusterAnnotation], lc) {
+				return []string{lc.Annotations[tenancy.PathAnnotation]}, nil
 			}
 			return nil, nil
 		}

@@ -64,3 +64,13 @@ func EnsureAdmin(ctx context.Context, bindings client.Writer[*rbacv1.ClusterRole
 	}
 	return nil
 }
+
+// OwnedBy reports whether lc belongs to Workspace name (UID uid) in
+// cluster parent: its spec.owner, which only the system writes, names
+// that Workspace. A LogicalCluster without an owner (root, a home
+// workspace) belongs to no Workspace. An empty uid matches any.
+func OwnedBy(lc *corev1alpha1.LogicalCluster, parent, name, uid string) bool {
+	o := lc.Spec.Owner
+	return o != nil && o.Resource == "workspaces" && o.Cluster == parent && o.Name == name &&
+		(uid == "" || string(o.UID) == uid)
+}

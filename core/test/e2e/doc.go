@@ -11,6 +11,7 @@
 //	authz       RBAC per cluster, isolation between clusters, bad input
 //	storage     durability, restart and the audit log (each test starts its own server)
 //	fidelity    kcp behaviours kcp's clients and tests rely on (server-side apply of kcp kinds, ...)
+//	tenancy     two tenants attacking each other: impersonation, system-only fields, paths
 //
 // Run them with `go test ./test/e2e/... -timeout 30m` from core/ (set
 // MESHPLANE_BIN to test a prebuilt binary, or MESHPLANE_EXTERNAL_KUBECONFIG to

@@ -1,9 +1,13 @@
 // Package logicalcluster guards a workspace's LogicalCluster (its
-// lifecycle state) against its users, as kcp's admission does: only the
-// system's own credentials create or delete it, and updates by anyone else
-// keep the lifecycle rules: spec.initializers is immutable, the phase
-// never goes back, status.initializers only shrinks while initializing
-// (and is empty when initialization ends, unchanged after it).
+// lifecycle state) against its users, as kcp's admission does: only system
+// identities (authorization/privileged: the system's own credentials, not
+// impersonated) create or delete it (a user deletes only one the system
+// marked spec.directlyDeletable), and updates by anyone else keep the
+// lifecycle rules: the spec (owner, initializers, terminators,
+// directlyDeletable) and status.URL are the system's, the phase never
+// goes back, status.initializers only shrinks while initializing (and is
+// empty when initialization ends, unchanged after it), status.terminators
+// only shrinks while the cluster is deleted.
 package logicalcluster
 
 import (
@@ -11,15 +15,13 @@ import (
 	"fmt"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/authentication/user"
 
+	"github.com/meshplane/meshplane/core/internal/authorization/privileged"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
-
-// privilegedGroups are the system's own credentials.
-var privilegedGroups = []string{user.SystemPrivilegedGroup, "system:kcp:logical-cluster-admin", "system:kcp:workspace-bootstrapper"}
 
 // phaseOrder orders the phases a LogicalCluster goes through.
 var phaseOrder = map[corev1alpha1.LogicalClusterPhaseType]int{
@@ -65,11 +67,11 @@ func (p *Plugin) Admit(_ context.Context, a admission.Attributes, _ admission.Ob
 }
 
 // Validate implements admission.ValidationInterface.
-func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	if a.GetResource().GroupResource() != corev1alpha1.Resource("logicalclusters") {
 		return nil
 	}
-	if u := a.GetUserInfo(); u != nil && sets.New(u.GetGroups()...).HasAny(privilegedGroups...) {
+	if privileged.System(ctx, a.GetUserInfo()) {
 		return nil
 	}
 	switch a.GetOperation() {
@@ -103,6 +105,12 @@ func validateUpdate(old, this *corev1alpha1.LogicalCluster) error {
 	switch {
 	case !oldSpec.Equal(newSpec):
 		return fmt.Errorf("spec.initializers is immutable")
+	case !equality.Semantic.DeepEqual(old.Spec, this.Spec):
+		return fmt.Errorf("the spec of a LogicalCluster is written by the system only")
+	case old.Status.URL != this.Status.URL:
+		return fmt.Errorf("status.URL is written by the system only")
+	case !terminatorsKept(old, this):
+		return fmt.Errorf("status.terminators only shrink while the logical cluster is deleted")
 	case toInitializing && !newSpec.Equal(newStatus):
 		return fmt.Errorf("status.initializers do not equal spec.initializers")
 	case !toInitializing && initializing && !oldStatus.IsSuperset(newStatus):
@@ -116,6 +124,14 @@ func validateUpdate(old, this *corev1alpha1.LogicalCluster) error {
 		return fmt.Errorf("cannot transition from %q to %q", old.Status.Phase, this.Status.Phase)
 	}
 	return nil
+}
+
+// terminatorsKept reports whether status.terminators are unchanged, or
+// only shrank while the cluster is deleted (each terminator removing
+// itself).
+func terminatorsKept(old, this *corev1alpha1.LogicalCluster) bool {
+	o, n := sets.New(old.Status.Terminators...), sets.New(this.Status.Terminators...)
+	return o.Equal(n) || (old.DeletionTimestamp != nil && o.IsSuperset(n))
 }
 
 func initializers(in []corev1alpha1.LogicalClusterInitializer) sets.Set[string] {

@@ -1,7 +1,16 @@
 // Package reservedmetadata refuses, as kcp's admission does, requests that
 // add, change or remove annotations and labels of kcp's domain (kcp.io and
 // its subdomains) that only the system writes, unless they come from a
-// privileged group. The keys users may write are listed below.
+// system identity (authorization/privileged: the system's own
+// credentials, not impersonated). The keys users may write are listed
+// below; every other key of kcp's domain is the system's (docs/security.md
+// lists them and who writes each).
+//
+// kcp.io/path, the workspace path of an object's logical cluster, is read
+// by the path index, the front proxy, the operators and the providers: on
+// a LogicalCluster only the system writes it; on any other object it is
+// replaced by the true path of the object's cluster (kcp's pathannotation
+// admission), and refused if a later mutation changes it again.
 package reservedmetadata
 
 import (
@@ -14,23 +23,18 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/authentication/user"
 
+	"github.com/meshplane/meshplane/core/internal/authorization/privileged"
+	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
-
-// privilegedGroups may write every key: the system's own credentials.
-var privilegedGroups = map[string]bool{
-	user.SystemPrivilegedGroup:                  true,
-	"system:kcp:logical-cluster-admin":          true,
-	"system:kcp:external-logical-cluster-admin": true,
-	"system:kcp:workspace-bootstrapper":         true,
-}
 
 // allowed are the kcp keys users write: exact keys, or prefixes when they
 // end in "/".
 var (
 	allowedAnnotations = []string{
+		// Replaced by the creator on create; the workspace admission
+		// refuses a user's change on update.
 		tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey,
 		tenancyv1alpha1.ExperimentalWorkspaceMountAnnotationKey,
 		// Users mark their mount objects (kcp's docs); the core tells mount
@@ -38,15 +42,19 @@ var (
 		"experimental.tenancy.kcp.io/is-mount",
 		tenancyv1alpha1.ExperimentalDefaultAPIBindingLifecycleAnnotationKey,
 		"authorization.kcp.io/required-groups",
-		// Written by the storage layer whatever the request says.
-		"kcp.io/path", "kcp.io/cluster", "kcp.io/shard", "kcp.io/original-api-version",
-		"core.kcp.io/max-total-objects", "core.kcp.io/inactive",
+		// Stamped by the storage layer with the object's own cluster on
+		// every write, whatever the request says.
+		"kcp.io/cluster",
 		"experimental.quota.kcp.io/cluster-scoped",
 		"extra.apis.kcp.io/",
 		"apiexports.apis.kcp.io/skip-endpointslice",
 		// v1alpha1 <-> v1alpha2 round-trip annotations of apis.kcp.io.
 		"apis.v1alpha2.kcp.io/",
 	}
+	// On objects other than LogicalClusters, kcp.io/path is checked
+	// against the object's workspace instead (Admit, Validate).
+	allowedAnnotationsBesidesLogicalClusters = append(allowedAnnotations[:len(allowedAnnotations):len(allowedAnnotations)], tenancy.PathAnnotation)
+
 	allowedLabels = []string{
 		"claimed.internal.apis.kcp.io/",
 		"internal.apis.kcp.io/export",
@@ -58,26 +66,72 @@ var (
 // Plugin is the admission plugin.
 type Plugin struct {
 	*admission.Handler
+	// Path returns the workspace path of a logical cluster (the cluster's
+	// name when it has none).
+	Path func(cluster string) string
 }
 
-var _ admission.ValidationInterface = &Plugin{}
+var (
+	_ admission.ValidationInterface = &Plugin{}
+	_ admission.MutationInterface   = &Plugin{}
+)
 
 // New returns the plugin.
-func New() *Plugin {
-	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}
+func New(path func(cluster string) string) *Plugin {
+	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update), Path: path}
+}
+
+// Admit implements admission.MutationInterface: a user's kcp.io/path on
+// an object other than a LogicalCluster becomes the true path of the
+// object's cluster.
+func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	obj, want, ok := p.pathOf(ctx, a)
+	if !ok || obj.GetAnnotations()[tenancy.PathAnnotation] == want {
+		return nil
+	}
+	annotations := obj.GetAnnotations()
+	annotations[tenancy.PathAnnotation] = want
+	obj.SetAnnotations(annotations)
+	return nil
+}
+
+// pathOf returns the object of a user's write carrying kcp.io/path and
+// the path the annotation must hold; ok is false when there is nothing
+// to check.
+func (p *Plugin) pathOf(ctx context.Context, a admission.Attributes) (metav1Object, string, bool) {
+	if a.GetObject() == nil || p.Path == nil {
+		return nil, "", false
+	}
+	obj, err := meta.Accessor(a.GetObject())
+	if err != nil {
+		return nil, "", false
+	}
+	if _, ok := obj.GetAnnotations()[tenancy.PathAnnotation]; !ok || isLogicalCluster(a) || privileged.System(ctx, a.GetUserInfo()) {
+		return nil, "", false
+	}
+	cluster, ok := clusters.From(ctx)
+	if !ok || cluster == clusters.Wildcard {
+		return nil, "", false
+	}
+	return obj, p.Path(cluster), true
+}
+
+type metav1Object = interface {
+	GetAnnotations() map[string]string
+	SetAnnotations(map[string]string)
+}
+
+func isLogicalCluster(a admission.Attributes) bool {
+	return a.GetResource().GroupResource() == corev1alpha1.Resource("logicalclusters")
 }
 
 // Validate implements admission.ValidationInterface.
 func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
-	if a.GetObject() == nil {
+	if a.GetObject() == nil || privileged.System(ctx, a.GetUserInfo()) {
 		return nil
 	}
-	if u := a.GetUserInfo(); u != nil {
-		for _, g := range u.GetGroups() {
-			if privilegedGroups[g] {
-				return nil
-			}
-		}
+	if obj, want, ok := p.pathOf(ctx, a); ok && obj.GetAnnotations()[tenancy.PathAnnotation] != want {
+		return admission.NewForbidden(a, fmt.Errorf("annotation %s must be the path of this workspace, %q", tenancy.PathAnnotation, want))
 	}
 	obj, err := meta.Accessor(a.GetObject())
 	if err != nil {
@@ -89,7 +143,11 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, o admissi
 			oldAnnotations, oldLabels = old.GetAnnotations(), old.GetLabels()
 		}
 	}
-	if key, ok := reservedChange(obj.GetAnnotations(), oldAnnotations, allowedAnnotations); ok {
+	allowed := allowedAnnotations
+	if !isLogicalCluster(a) {
+		allowed = allowedAnnotationsBesidesLogicalClusters
+	}
+	if key, ok := reservedChange(obj.GetAnnotations(), oldAnnotations, allowed); ok {
 		return admission.NewForbidden(a, fmt.Errorf("modification of reserved annotation: %q", key))
 	}
 	labels := obj.GetLabels()

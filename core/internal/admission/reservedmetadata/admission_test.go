@@ -10,12 +10,14 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
 
+	"github.com/meshplane/meshplane/core/internal/authorization/privileged"
+	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
 func TestReserved(t *testing.T) {
 	for key, want := range map[string]bool{
-		"kcp.io/cluster": false, "kcp.io/path": false, "experimental.tenancy.kcp.io/owner": false,
+		"kcp.io/cluster": false, "kcp.io/path": true, "kcp.io/shard": true, "core.kcp.io/inactive": true, "experimental.tenancy.kcp.io/owner": false,
 		"extra.apis.kcp.io/x": false, "example.com/a": false, "mykcp.io/a": false, "description": false,
 		"internal.tenancy.kcp.io/type": true, "core.kcp.io/shard": true, "internal.tenancy.kcp.io/shard": true,
 		"kcp.io/future": true, "kcp.io": true, "unknown.kcp.io/x": true,
@@ -61,7 +63,7 @@ func TestValidate(t *testing.T) {
 				corev1.SchemeGroupVersion.WithResource("configmaps"), "", admission.Update, nil, false, &user.DefaultInfo{Name: "u", Groups: tt.groups})
 		}
 		got := ""
-		if err := New().Validate(context.Background(), a, nil); err != nil {
+		if err := New(testPath).Validate(context.Background(), a, nil); err != nil {
 			got = err.Error()
 		}
 		if got != tt.wantErr {
@@ -79,7 +81,7 @@ func TestValidateLifecycleLabelsInStep(t *testing.T) {
 		a := admission.NewAttributesRecord(obj, old, corev1alpha1.SchemeGroupVersion.WithKind("LogicalCluster"), "", "cluster",
 			corev1alpha1.Resource("logicalclusters").WithVersion("v1alpha1"), "status", admission.Update, &metav1.UpdateOptions{}, false,
 			&user.DefaultInfo{Name: "operator"})
-		return New().Validate(context.Background(), a, nil)
+		return New(testPath).Validate(context.Background(), a, nil)
 	}
 	two := tenancy.LifecycleLabels([]corev1alpha1.LogicalClusterInitializer{"root:a", "root:b"}, nil)
 	one := tenancy.LifecycleLabels([]corev1alpha1.LogicalClusterInitializer{"root:b"}, nil)
@@ -90,5 +92,53 @@ func TestValidateLifecycleLabelsInStep(t *testing.T) {
 	// A label that does not match the initializers left stays reserved.
 	if err := validate(lc(one, "root:a", "root:b"), lc(two, "root:a", "root:b")); err == nil {
 		t.Error("removing the label of a remaining initializer was accepted")
+	}
+}
+
+func testPath(cluster string) string { return "root:org:" + cluster }
+
+func TestPathAnnotation(t *testing.T) {
+	ctx := clusters.WithCluster(context.Background(), "c1")
+	bob := &user.DefaultInfo{Name: "bob", Groups: []string{user.AllAuthenticated}}
+	masters := &user.DefaultInfo{Name: "shard-admin", Groups: []string{user.SystemPrivilegedGroup}}
+	lcAttrs := func(obj, old *corev1alpha1.LogicalCluster, u user.Info) admission.Attributes {
+		return admission.NewAttributesRecord(obj, old, corev1alpha1.SchemeGroupVersion.WithKind("LogicalCluster"), "", "cluster",
+			corev1alpha1.Resource("logicalclusters").WithVersion("v1alpha1"), "", admission.Update, &metav1.UpdateOptions{}, false, u)
+	}
+	lc := func(path string) *corev1alpha1.LogicalCluster {
+		return &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{"kcp.io/path": path}}}
+	}
+	p := New(testPath)
+	// Takeover 4: a workspace admin rewriting his LogicalCluster's path.
+	if err := p.Validate(ctx, lcAttrs(lc("root:org:victim"), lc("root:org:c1"), bob), nil); err == nil {
+		t.Error("a user's change of kcp.io/path on a LogicalCluster was accepted")
+	}
+	if err := p.Validate(ctx, lcAttrs(lc("root:org:c1"), lc("root:org:c1"), bob), nil); err != nil {
+		t.Errorf("an update keeping kcp.io/path refused: %v", err)
+	}
+	if err := p.Validate(ctx, lcAttrs(lc("root:org:other"), lc("root:org:c1"), masters), nil); err != nil {
+		t.Errorf("system:masters changing kcp.io/path refused: %v", err)
+	}
+	// The same from an impersonated system:masters.
+	if err := p.Validate(privileged.WithImpersonated(ctx), lcAttrs(lc("root:org:other"), lc("root:org:c1"), masters), nil); err == nil {
+		t.Error("an impersonated system:masters changing kcp.io/path was accepted")
+	}
+
+	// Any other object: replaced by the true path, refused if changed after.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Annotations: map[string]string{"kcp.io/path": "root:org:victim"}}}
+	a := admission.NewAttributesRecord(cm, nil, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "default", "c",
+		corev1.SchemeGroupVersion.WithResource("configmaps"), "", admission.Create, nil, false, bob)
+	if err := p.Admit(ctx, a, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.Annotations["kcp.io/path"]; got != "root:org:c1" {
+		t.Errorf("kcp.io/path after admission = %q, want the cluster's path root:org:c1", got)
+	}
+	if err := p.Validate(ctx, a, nil); err != nil {
+		t.Errorf("the true path refused: %v", err)
+	}
+	cm.Annotations["kcp.io/path"] = "root:org:victim" // a later mutating webhook
+	if err := p.Validate(ctx, a, nil); err == nil {
+		t.Error("a foreign kcp.io/path set after the mutation was accepted")
 	}
 }

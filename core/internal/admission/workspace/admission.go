@@ -1,7 +1,11 @@
 // Package workspace admits new Workspaces as kcp does: it fills in the
 // type (the parent type's default child type, with its path), refuses
 // types the parent or child type rules out, and requires verb "use" on
-// every type of the child's alias set.
+// every type of the child's alias set. The fields the system writes
+// (spec.cluster, spec.URL, the status and the owner annotation) are
+// written only by system identities (authorization/privileged), and a
+// Workspace never adopts a logical cluster another Workspace owns: the
+// workspace controller deletes a Workspace's logical cluster with it.
 package workspace
 
 import (
@@ -28,16 +32,19 @@ type Plugin struct {
 	Authorizer authorizer.Authorizer
 }
 
-var _ admission.MutationInterface = &Plugin{}
+var (
+	_ admission.MutationInterface   = &Plugin{}
+	_ admission.ValidationInterface = &Plugin{}
+)
 
 // New returns the plugin.
 func New(types *tenancy.Types, index *tenancy.Index, authz authorizer.Authorizer) *Plugin {
-	return &Plugin{Handler: admission.NewHandler(admission.Create), Types: types, Index: index, Authorizer: authz}
+	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update), Types: types, Index: index, Authorizer: authz}
 }
 
 // Admit implements admission.MutationInterface.
 func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
-	if a.GetResource().GroupResource() != tenancyv1alpha1.Resource("workspaces") || a.GetSubresource() != "" {
+	if a.GetOperation() != admission.Create || a.GetResource().GroupResource() != tenancyv1alpha1.Resource("workspaces") || a.GetSubresource() != "" {
 		return nil
 	}
 	ws, ok := a.GetObject().(*tenancyv1alpha1.Workspace)

@@ -9,10 +9,15 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
 // deletionReconciler deletes a deleted Workspace's LogicalCluster, reports
-// Terminating while it goes, then releases the Workspace's finalizer.
+// Terminating while it goes, then releases the Workspace's finalizer. A
+// LogicalCluster whose spec.owner names another Workspace (or none) is
+// not this Workspace's to delete, whatever its spec.cluster says: it is
+// left alone.
 type deletionReconciler struct {
 	getLogicalCluster    func(ctx context.Context, cluster string) (*corev1alpha1.LogicalCluster, error)
 	deleteLogicalCluster func(ctx context.Context, cluster string) error
@@ -24,6 +29,8 @@ func (r *deletionReconciler) reconcile(ctx context.Context, parent string, ws *t
 	if ws.Spec.Cluster != "" {
 		lc, err := r.getLogicalCluster(ctx, ws.Spec.Cluster)
 		switch {
+		case err == nil && !tenancy.OwnedBy(lc, parent, ws.Name, string(ws.UID)):
+			klog.FromContext(ctx).Info("Not deleting a logical cluster the workspace does not own", "logicalCluster", ws.Spec.Cluster)
 		case err == nil:
 			if lc.DeletionTimestamp == nil {
 				klog.FromContext(ctx).V(2).Info("Deleting logical cluster", "logicalCluster", ws.Spec.Cluster)

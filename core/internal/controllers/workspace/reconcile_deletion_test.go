@@ -13,9 +13,16 @@ import (
 
 func TestDeletionReconciler(t *testing.T) {
 	now := metav1.Now()
-	live := &corev1alpha1.LogicalCluster{Status: corev1alpha1.LogicalClusterStatus{Terminators: []corev1alpha1.LogicalClusterTerminator{"root:t"}}}
+	live := &corev1alpha1.LogicalCluster{Spec: corev1alpha1.LogicalClusterSpec{Owner: owned()},
+		Status: corev1alpha1.LogicalClusterStatus{Terminators: []corev1alpha1.LogicalClusterTerminator{"root:t"}}}
 	going := live.DeepCopy()
 	going.DeletionTimestamp = &now
+	// Another workspace's cluster (a Workspace whose spec.cluster names it),
+	// and one no Workspace owns (a home workspace's).
+	foreign := live.DeepCopy()
+	foreign.Spec.Owner.Cluster, foreign.Spec.Owner.UID = "victim-org", "uid-victim"
+	home := live.DeepCopy()
+	home.Spec.Owner = nil
 	tests := []struct {
 		name          string
 		ws            *tenancyv1alpha1.Workspace
@@ -32,6 +39,10 @@ func TestDeletionReconciler(t *testing.T) {
 		{name: "cluster gone: release finalizer", ws: workspace("c1", corev1alpha1.LogicalClusterPhaseTerminating, true),
 			wantFinalizer: true},
 		{name: "never scheduled: release finalizer", ws: workspace("", "", true), wantFinalizer: true},
+		{name: "another workspace's cluster is not deleted", ws: workspace("c1", corev1alpha1.LogicalClusterPhaseReady, true), lc: foreign,
+			wantFinalizer: true},
+		{name: "a cluster no workspace owns is not deleted", ws: workspace("c1", corev1alpha1.LogicalClusterPhaseReady, true), lc: home,
+			wantFinalizer: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

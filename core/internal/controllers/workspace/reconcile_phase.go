@@ -8,10 +8,13 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
 // phaseReconciler mirrors the LogicalCluster's phase, initializers and
-// terminators into the Workspace's status.
+// terminators into the Workspace's status, when the LogicalCluster is the
+// Workspace's own (its spec.owner names it).
 type phaseReconciler struct {
 	getLogicalCluster func(ctx context.Context, cluster string) (*corev1alpha1.LogicalCluster, error)
 	updateStatus      func(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) error
@@ -24,6 +27,9 @@ func (r *phaseReconciler) reconcile(ctx context.Context, parent string, ws *tena
 	}
 	if err != nil {
 		return err
+	}
+	if !tenancy.OwnedBy(lc, parent, ws.Name, string(ws.UID)) {
+		return nil
 	}
 	phase := lc.Status.Phase
 	if lc.DeletionTimestamp != nil {

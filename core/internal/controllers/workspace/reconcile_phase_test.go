@@ -20,7 +20,8 @@ func initializing(cluster string, inits ...corev1alpha1.LogicalClusterInitialize
 func TestPhaseReconciler(t *testing.T) {
 	now := metav1.Now()
 	lc := func(phase corev1alpha1.LogicalClusterPhaseType, deleting bool, inits ...corev1alpha1.LogicalClusterInitializer) *corev1alpha1.LogicalCluster {
-		l := &corev1alpha1.LogicalCluster{Status: corev1alpha1.LogicalClusterStatus{Phase: phase, Initializers: inits}}
+		l := &corev1alpha1.LogicalCluster{Spec: corev1alpha1.LogicalClusterSpec{Owner: owned()},
+			Status: corev1alpha1.LogicalClusterStatus{Phase: phase, Initializers: inits}}
 		if deleting {
 			l.DeletionTimestamp = &now
 		}

@@ -25,6 +25,12 @@ func workspace(cluster string, phase corev1alpha1.LogicalClusterPhaseType, delet
 	return ws
 }
 
+// owned is the spec.owner of the logical cluster of workspace()'s
+// Workspace, in parent root.
+func owned() *corev1alpha1.LogicalClusterOwner {
+	return &corev1alpha1.LogicalClusterOwner{APIVersion: "tenancy.kcp.io/v1alpha1", Resource: "workspaces", Cluster: "root", Name: "team", UID: "uid-1"}
+}
+
 // recorder records what a step writes.
 type recorder struct {
 	updated, status *tenancyv1alpha1.Workspace
