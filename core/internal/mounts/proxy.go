@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
+	"github.com/meshplane/meshplane/sdk/egress"
 	"github.com/meshplane/meshplane/sdk/proxybody"
 )
 
@@ -179,7 +180,7 @@ func (h *Handler) reverseProxy() *httputil.ReverseProxy {
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				t, _ := targetFrom(r.Context())
 				log := klog.FromContext(r.Context())
-				if errors.Is(err, ErrNotAllowed) {
+				if errors.Is(err, egress.ErrNotAllowed) {
 					log.V(1).Info("Mount URL refused: not in --mount-allowed-hosts", "workspace", t.Path, "err", err)
 				} else {
 					log.V(2).Info("Mount server unreachable", "workspace", t.Path, "err", err)

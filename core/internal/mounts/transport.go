@@ -1,18 +1,16 @@
 package mounts
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/meshplane/meshplane/sdk/egress"
 )
 
 // TransportOptions say how the core talks to mount servers.
@@ -26,7 +24,7 @@ type TransportOptions struct {
 	// requests (and the X-Remote-* identity headers in them) from others.
 	ClientCertFile, ClientKeyFile string
 	// Allow says where mount servers may be; nil allows nothing.
-	Allow *AllowList
+	Allow *egress.AllowList
 }
 
 // NewTransport returns the transport to mount servers.
@@ -51,33 +49,9 @@ func NewTransport(o TransportOptions) (http.RoundTripper, error) {
 	// A proxy from the environment would be dialled instead of the mount
 	// server, out of the allow-list's sight.
 	t.Proxy = nil
-	allow := o.Allow
-	if allow == nil {
-		allow = &AllowList{}
-	}
-	t.DialContext = allowedDialer(allow)
+	t.DialContext = o.Allow.DialContext
 	t.MaxIdleConnsPerHost = 100
 	return t, nil
-}
-
-// allowedDialer dials only addresses allow permits, checked on the
-// address each connection attempt goes to, after name resolution.
-func allowedDialer(allow *AllowList) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second,
-			Control: func(_, address string, _ syscall.RawConn) error {
-				ap, err := netip.ParseAddrPort(address)
-				if err != nil {
-					return ErrNotAllowed
-				}
-				return allow.Check(host, ap)
-			}}
-		return d.DialContext(ctx, network, addr)
-	}
 }
 
 // fileVersion tells a changed file: modification time and size (a

@@ -23,6 +23,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/mounts"
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
 	"github.com/meshplane/meshplane/core/internal/server/options"
+	"github.com/meshplane/meshplane/sdk/egress"
 )
 
 // mountParts are the pieces of workspace mounts, nil while the
@@ -53,7 +54,7 @@ func (p *parts) newMounts() error {
 			return err
 		}
 	}
-	allow, err := mounts.ParseAllowList(opts.MountAllowedHosts)
+	allow, err := egress.ParseAllowList("--mount-allowed-hosts", opts.MountAllowedHosts)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,10 @@
-package mounts
+package egress
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"net/netip"
 	"testing"
 )
@@ -49,7 +53,7 @@ func TestAllowList(t *testing.T) {
 		{"private address under a host name", []string{"mounts.example.com"}, "mounts.example.com", "10.0.0.5:443", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, err := ParseAllowList(tc.entries)
+			l, err := ParseAllowList("--allowed", tc.entries)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,8 +68,67 @@ func TestAllowList(t *testing.T) {
 
 func TestParseAllowListRefusesBadEntries(t *testing.T) {
 	for _, e := range []string{"10.0.0.1:0", "10.0.0.1:70000", "host:port", "exa mple.com", "-bad.com", "http://example.com", "a..b"} {
-		if _, err := ParseAllowList([]string{e}); err == nil {
+		if _, err := ParseAllowList("--allowed", []string{e}); err == nil {
 			t.Errorf("ParseAllowList(%q): want an error", e)
 		}
+	}
+}
+
+// TestDialContext dials a real listener on loopback: refused before any
+// connection when the list does not name it, by name or by address,
+// connected when it does.
+func TestDialContext(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 10)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().(*net.TCPAddr)
+	for _, tc := range []struct {
+		entries []string
+		dial    string
+		ok      bool
+	}{
+		{nil, addr.String(), false},
+		{[]string{"0.0.0.0/0"}, addr.String(), false},
+		{[]string{"localhost"}, fmt.Sprintf("localhost:%d", addr.Port), false},
+		{[]string{fmt.Sprintf("127.0.0.1:%d", addr.Port+1)}, addr.String(), false},
+		{[]string{addr.String()}, addr.String(), true},
+		{[]string{addr.String()}, fmt.Sprintf("localhost:%d", addr.Port), true}, // the address dialled decides
+	} {
+		l, err := ParseAllowList("--allowed", tc.entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := l.DialContext(context.Background(), "tcp", tc.dial)
+		if tc.ok {
+			if err != nil {
+				t.Errorf("dial %s with %v: %v, want a connection", tc.dial, tc.entries, err)
+				continue
+			}
+			c.Close()
+			<-accepted
+			continue
+		}
+		if err == nil {
+			c.Close()
+			t.Errorf("dial %s with %v: connected, want refused", tc.dial, tc.entries)
+		} else if !errors.Is(err, ErrNotAllowed) {
+			t.Errorf("dial %s with %v: %v, want ErrNotAllowed", tc.dial, tc.entries, err)
+		}
+	}
+	if n := len(accepted); n != 0 {
+		t.Errorf("%d connections reached the listener beyond the allowed ones", n)
 	}
 }

@@ -1,25 +1,33 @@
-package mounts
+// Package egress decides where a server may connect on behalf of what a
+// tenant wrote (a mount's URL, a kubeconfig's server): an allow-list
+// checked on the address actually dialled, with loopback, link-local and
+// the server's own listening addresses refused unless named explicitly.
+package egress
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
-// ErrNotAllowed is why the core does not connect to a mount URL the
-// allow-list does not name. Callers never see it: every failure to reach
-// a mount server answers the same, so a mount cannot probe the network.
-var ErrNotAllowed = errors.New("the destination is not allowed for mounts")
+// ErrNotAllowed is why a connection to a destination the allow-list does
+// not name is not made. Tenants should not see it: every failure to reach
+// a destination should answer the same, so a tenant cannot probe the
+// network behind the server.
+var ErrNotAllowed = errors.New("the destination is not on the allow-list")
 
-// AllowList says where mount servers may be: the core connects to a
-// mount's status.URL only when its host or its resolved address is on the
-// list. It is checked when connecting, on the address actually dialled,
-// so a host name that resolves elsewhere (DNS rebinding) gains nothing.
+// AllowList says where connections may go: only to a host or resolved
+// address on the list. It is checked when connecting, on the address
+// actually dialled (DialContext), so a host name that resolves elsewhere
+// (DNS rebinding) gains nothing.
 //
-// Entries (--mount-allowed-hosts):
+// Entries:
 //
 //	10.1.2.3, 10.0.0.0/8, fd00::/8     addresses, any port
 //	10.1.2.3:8443, [fd00::1]:8443      one address and port
@@ -27,7 +35,7 @@ var ErrNotAllowed = errors.New("the destination is not allowed for mounts")
 //	*.mounts.example.com[:port]        its subdomains
 //
 // Loopback, link-local, unspecified and multicast addresses, and the
-// core's own listening addresses (Reserved), are refused even when an
+// server's own listening addresses (Reserved), are refused even when an
 // entry covers them, unless an address entry names them explicitly: a
 // prefix lying wholly in such a range (127.0.0.1, 127.0.0.0/8,
 // 169.254.169.254) opens it, 0.0.0.0/0 or a host name does not; an own
@@ -37,8 +45,8 @@ type AllowList struct {
 	prefixes []allowedPrefix
 	hosts    []allowedHost
 	// Reserved are the platform's own listening addresses (the core's
-	// port, etcd's); a port 0 address stands for every local address
-	// (an unspecified bind address).
+	// port, etcd's); an unspecified address (0.0.0.0) stands for every
+	// local address.
 	Reserved []netip.AddrPort
 }
 
@@ -66,8 +74,9 @@ var special = []netip.Prefix{
 	netip.MustParsePrefix("255.255.255.255/32"),
 }
 
-// ParseAllowList reads --mount-allowed-hosts entries.
-func ParseAllowList(entries []string) (*AllowList, error) {
+// ParseAllowList reads allow-list entries; flag names the flag they come
+// from, for the errors.
+func ParseAllowList(flag string, entries []string) (*AllowList, error) {
 	l := &AllowList{}
 	var errs []error
 	for _, e := range entries {
@@ -75,7 +84,7 @@ func ParseAllowList(entries []string) (*AllowList, error) {
 			continue
 		}
 		if err := l.add(e); err != nil {
-			errs = append(errs, fmt.Errorf("--mount-allowed-hosts %q: %w", e, err))
+			errs = append(errs, fmt.Errorf("%s %q: %w", flag, e, err))
 		}
 	}
 	return l, errors.Join(errs...)
@@ -240,4 +249,26 @@ func isLocal(ip netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// DialContext dials only addresses l permits, checked on the address each
+// connection attempt goes to, after name resolution. A nil list permits
+// nothing.
+func (l *AllowList) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if l == nil {
+		l = &AllowList{}
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return ErrNotAllowed
+			}
+			return l.Check(host, ap)
+		}}
+	return d.DialContext(ctx, network, addr)
 }
