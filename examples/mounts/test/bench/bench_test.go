@@ -162,7 +162,8 @@ spec: {secretRef: {namespace: default, name: b}}
 	}
 	log := &process.Buffer{}
 	cmd := exec.Command(bin, "--kubeconfig", a.WriteAdminKubeconfig(t, org.Path), "--listen-address", "127.0.0.1:"+strconv.Itoa(proxyPort),
-		"--client-ca-file", filepath.Join(a.RootDir, "ca.crt"), "--cert-dir", certDir)
+		"--client-ca-file", filepath.Join(a.RootDir, "ca.crt"), "--cert-dir", certDir,
+		"--target-allowed-hosts", "127.0.0.1:"+strconv.Itoa(b.Port))
 	cmd.Stdout, cmd.Stderr = log, log
 	p, err := process.StartProcess(cmd)
 	if err != nil {

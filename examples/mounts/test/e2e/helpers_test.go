@@ -24,10 +24,10 @@ func mountsBinary(t *testing.T) string {
 }
 
 // startMounts runs kubecluster-mounts for the KubeClusters of the
-// workspace kubeconfig points at, trusting the core's CA for clients, and
-// returns the base URL of its health and metrics endpoints once /readyz
-// answers.
-func startMounts(t *testing.T, s *framework.Server, kubeconfig string) string {
+// workspace kubeconfig points at, trusting the core's CA for clients and
+// allowing targets at targets only, and returns the base URL of its
+// health and metrics endpoints once /readyz answers.
+func startMounts(t *testing.T, s *framework.Server, kubeconfig, targets string) string {
 	t.Helper()
 	ports, err := process.FreePorts(1)
 	if err != nil {
@@ -36,7 +36,7 @@ func startMounts(t *testing.T, s *framework.Server, kubeconfig string) string {
 	log := &process.Buffer{}
 	cmd := exec.Command(mountsBinary(t), "--kubeconfig", kubeconfig, "--listen-address", "127.0.0.1:"+strconv.Itoa(proxyPort),
 		"--client-ca-file", filepath.Join(s.RootDir, "ca.crt"), "--cert-dir", certDir, "--recheck-interval", "1s", "-v", "4",
-		"--health-address", "127.0.0.1:"+strconv.Itoa(ports[0]))
+		"--health-address", "127.0.0.1:"+strconv.Itoa(ports[0]), "--target-allowed-hosts", targets)
 	cmd.Stdout, cmd.Stderr = log, log
 	p, err := process.StartProcess(cmd)
 	if err != nil {
