@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -19,10 +20,16 @@ func TestMountAllowedHostsFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reserved := fmt.Sprintf("127.0.0.1:%d-%d", c.Ports.Base, c.Ports.Base+PortRange-1)
 	for name, args := range map[string][]string{"core": coreComponent(&c).Args, "shard b": shardComponents(&c)[0].Args} {
 		i := slices.Index(args, "--mount-allowed-hosts")
 		if i < 0 || i+1 >= len(args) || args[i+1] != "127.0.0.1:9443,mounts.example.com" {
 			t.Errorf("%s is started without --mount-allowed-hosts 127.0.0.1:9443,mounts.example.com: %v", name, args)
+		}
+		// The platform's ports stay out of reach under any range.
+		i = slices.Index(args, "--mount-reserved-addresses")
+		if i < 0 || i+1 >= len(args) || args[i+1] != reserved {
+			t.Errorf("%s is started without --mount-reserved-addresses %s: %v", name, reserved, args)
 		}
 	}
 

@@ -272,3 +272,35 @@ func (l *AllowList) DialContext(ctx context.Context, network, addr string) (net.
 		}}
 	return d.DialContext(ctx, network, addr)
 }
+
+// ParseReserved reads listening addresses to refuse besides a server's
+// own: ip:port or ip:first-last ([ipv6]:port for IPv6).
+func ParseReserved(flag string, entries []string) ([]netip.AddrPort, error) {
+	var out []netip.AddrPort
+	var errs []error
+	for _, e := range entries {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		host, ports, err := net.SplitHostPort(e)
+		ip, ipErr := netip.ParseAddr(host)
+		if err != nil || ipErr != nil {
+			errs = append(errs, fmt.Errorf("%s %q: want ip:port or ip:first-last", flag, e))
+			continue
+		}
+		lo, hi, isRange := strings.Cut(ports, "-")
+		if !isRange {
+			hi = lo
+		}
+		first, err1 := strconv.Atoi(lo)
+		last, err2 := strconv.Atoi(hi)
+		if err1 != nil || err2 != nil || first < 1 || last > 65535 || first > last {
+			errs = append(errs, fmt.Errorf("%s %q: ports must be 1-65535, first <= last", flag, e))
+			continue
+		}
+		for p := first; p <= last; p++ {
+			out = append(out, netip.AddrPortFrom(ip.Unmap().WithZone(""), uint16(p)))
+		}
+	}
+	return out, errors.Join(errs...)
+}

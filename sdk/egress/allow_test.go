@@ -132,3 +132,34 @@ func TestDialContext(t *testing.T) {
 		t.Errorf("%d connections reached the listener beyond the allowed ones", n)
 	}
 }
+
+func TestParseReserved(t *testing.T) {
+	got, err := ParseReserved("--reserved", []string{"127.0.0.1:6443-6445", "[::1]:80", " "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"127.0.0.1:6443", "127.0.0.1:6444", "127.0.0.1:6445", "[::1]:80"}
+	if len(got) != len(want) {
+		t.Fatalf("ParseReserved: %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i].String() != want[i] {
+			t.Errorf("ParseReserved[%d] = %s, want %s", i, got[i], want[i])
+		}
+	}
+	for _, bad := range []string{"127.0.0.1", "127.0.0.1:0", "127.0.0.1:9-8", "host:80", "127.0.0.1:1-70000"} {
+		if _, err := ParseReserved("--reserved", []string{bad}); err == nil {
+			t.Errorf("ParseReserved(%q): want an error", bad)
+		}
+	}
+	// A reserved address is refused under its range and opens only to an
+	// entry with its port.
+	l, _ := ParseAllowList("--allowed", []string{"127.0.0.0/8", "127.0.0.1:6444"})
+	l.Reserved = got
+	if err := l.Check("127.0.0.1", netip.MustParseAddrPort("127.0.0.1:6443")); err == nil {
+		t.Error("a reserved port under 127.0.0.0/8 was allowed")
+	}
+	if err := l.Check("127.0.0.1", netip.MustParseAddrPort("127.0.0.1:6444")); err != nil {
+		t.Errorf("a reserved port named with its port was refused: %v", err)
+	}
+}

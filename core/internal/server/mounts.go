@@ -58,7 +58,11 @@ func (p *parts) newMounts() error {
 	if err != nil {
 		return err
 	}
-	allow.Reserved = ownAddresses(opts)
+	reserved, err := egress.ParseReserved("--mount-reserved-addresses", opts.MountReservedAddresses)
+	if err != nil {
+		return err
+	}
+	allow.Reserved = append(ownAddresses(opts), reserved...)
 	transport, err := mounts.NewTransport(mounts.TransportOptions{CAFiles: cas, ClientCertFile: certFile, ClientKeyFile: keyFile, Allow: allow})
 	if err != nil {
 		return err
