@@ -23,6 +23,7 @@ import (
 // it, and every failure answers the same message, so a mount tells open
 // ports from closed ones no better than allowed from refused.
 func TestMountCannotReachInternalAddresses(t *testing.T) {
+	framework.SkipIfExternal(t, "needs the server's --mount-allowed-hosts and its etcd port")
 	t.Parallel()
 	s := server(t)
 	org := s.CreateOrg(t, "mountssrf")
