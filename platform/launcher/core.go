@@ -41,7 +41,7 @@ func coreComponent(c *Config) Component {
 	comp := Component{
 		Name:   "core",
 		Binary: "meshplane",
-		Args:   append(append(append(args, rebacCoreArgs(c)...), shardArgs(c)...), c.CoreArgs...),
+		Args:   append(append(append(append(args, rebacCoreArgs(c)...), shardArgs(c)...), mountArgs(c)...), c.CoreArgs...),
 		// The rebac-authz-webhook's certificates and the kubeconfig that
 		// registers it (and, sharded, the front proxy's) exist before the
 		// core reads them.

@@ -26,6 +26,7 @@ func ParseFlags(args []string) (Config, error) {
 	openFGAArgs := fs.String("openfga-args", "", "Extra arguments for `openfga run` of the platform's own OpenFGA, separated by spaces (e.g. --profiler-enabled --profiler-addr 127.0.0.1:<port>).")
 	fs.StringVar(&c.AuthenticationConfig, "authentication-config", os.Getenv("AUTHENTICATION_CONFIG"), "AuthenticationConfiguration file (apiserver.config.k8s.io) handed to the core's --authentication-config: OIDC/JWT issuers whose tokens authenticate users, reloaded when the file changes (default $AUTHENTICATION_CONFIG; none by default).")
 	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
+	mountHosts := fs.String("mount-allowed-hosts", os.Getenv("MOUNT_ALLOWED_HOSTS"), "Every shard's --mount-allowed-hosts, comma separated: where mounted workspaces may point, e.g. 127.0.0.1:9443 for kubecluster-mounts next to the platform (default $MOUNT_ALLOWED_HOSTS; none: mounts reach nothing).")
 	examples := fs.String("examples", os.Getenv("EXAMPLES"), "Example providers to run too, comma-separated: "+strings.Join(Examples, ", ")+" (default $EXAMPLES; none by default).")
 	fs.IntVar(&c.Shards, "shards", 1, fmt.Sprintf("Core shards to run, 1 or %d: a second shard (b) comes with the front proxy, on the range's offsets 16..19, and platform.env's KUBECONFIG is then the proxy's.", MaxShards))
 	fs.StringVar(&c.ExamplesDir, "examples-dir", "", "Directory of the examples' manifests (default: ../examples from the bin directory).")
@@ -36,6 +37,11 @@ func ParseFlags(args []string) (Config, error) {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	c.CoreArgs = strings.Fields(*coreArgs)
+	for _, h := range strings.Split(*mountHosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			c.MountAllowedHosts = append(c.MountAllowedHosts, h)
+		}
+	}
 	if err := c.checkAuthenticationConfig(); err != nil {
 		return c, err
 	}

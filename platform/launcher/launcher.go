@@ -32,6 +32,8 @@ type Config struct {
 	AuthenticationConfig string
 	// CoreArgs are appended to `meshplane start`.
 	CoreArgs []string
+	// MountAllowedHosts is every shard's --mount-allowed-hosts.
+	MountAllowedHosts []string
 	// Examples names the example providers to run too (see Examples).
 	Examples []string
 	// ExamplesDir holds the examples' manifests (examples/ of the repository).

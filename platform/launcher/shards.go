@@ -111,7 +111,7 @@ func shardComponents(c *Config) []Component {
 	shardB := Component{
 		Name:   "shard-b",
 		Binary: "meshplane",
-		Args:   append(append(args, rebacCoreArgs(c)...), c.CoreArgs...),
+		Args:   append(append(append(args, rebacCoreArgs(c)...), mountArgs(c)...), c.CoreArgs...),
 		// Shards of one install share the CA, the admin tokens and the
 		// service-account signing key.
 		BeforeStart: func(context.Context) error {

@@ -1,13 +1,17 @@
 // Package credentials gives a provider exactly the rights its APIExport
 // needs, and writes the kubeconfig it runs with.
 //
-// The rights (ClusterRole): the export itself (get, list, watch) and its
-// content (apiexports/content, every verb: reading and writing the exported
-// resources of every consumer through the virtual workspace), its endpoint
-// slices, APIBindings (read), the exported resources and the claimed
-// resources with the claim's verbs, verb "access" on the provider workspace
-// (kcp's workspace content authorization), and the discovery paths. They are bound
-// to a ServiceAccount in the provider workspace, whose token goes into the
+// The rights (ClusterRole in the provider workspace) reach the export's
+// content and nothing else: the export itself (get, list, watch), its
+// content (apiexports/content, every verb: the exported resources and the
+// accepted claims of every consumer, through the APIExport virtual
+// workspace, where the export's and the bindings' claims decide), its
+// endpoint slices (read), verb "access" on the provider workspace (kcp's
+// workspace content authorization) and the discovery paths. No rights on
+// the exported or claimed resources are granted in the provider workspace
+// itself: there a provider's token reads no Secret (the export's identity
+// key among them), WorkspaceType or Namespace. They are bound to a
+// ServiceAccount in the provider workspace, whose token goes into the
 // kubeconfig (TokenRequest), or to a static-token user.
 package credentials
 
@@ -38,45 +42,22 @@ func RoleName(export string) string { return "meshplane:provider:" + export }
 
 // ClusterRole returns the rights a provider of export needs; slices are
 // the endpoint slices it follows (usually one named after the export).
+// Everything it does in the consumers goes through the virtual workspace,
+// so the exported and claimed resources get no rule here.
 func ClusterRole(export *apisv1alpha2.APIExport, sliceNames ...string) *rbacv1.ClusterRole {
-	rules := []rbacv1.PolicyRule{
-		{APIGroups: []string{apisv1alpha2.SchemeGroupVersion.Group}, Resources: []string{"apiexports"},
-			ResourceNames: []string{export.Name}, Verbs: []string{"get", "list", "watch"}},
-		{APIGroups: []string{apisv1alpha2.SchemeGroupVersion.Group}, Resources: []string{"apiexports/content"},
-			ResourceNames: []string{export.Name}, Verbs: []string{"*"}},
-		{APIGroups: []string{apisv1alpha2.SchemeGroupVersion.Group}, Resources: []string{"apiexportendpointslices"},
-			ResourceNames: sliceNames, Verbs: []string{"get", "list", "watch"}},
-		{APIGroups: []string{apisv1alpha2.SchemeGroupVersion.Group}, Resources: []string{"apibindings"},
-			Verbs: []string{"get", "list", "watch"}},
-	}
-	// The exported resources, grouped by API group, every verb.
-	exported := map[string][]string{}
-	var groups []string
-	for _, r := range export.Spec.Resources {
-		if _, ok := exported[r.Group]; !ok {
-			groups = append(groups, r.Group)
-		}
-		exported[r.Group] = append(exported[r.Group], r.Name, r.Name+"/status")
-	}
-	for _, g := range groups {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: exported[g], Verbs: []string{"*"}})
-	}
-	// The claimed resources, with the claim's verbs.
-	for _, c := range export.Spec.PermissionClaims {
-		verbs := c.Verbs
-		if len(verbs) == 0 {
-			verbs = []string{"*"}
-		}
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{c.Group}, Resources: []string{c.Resource}, Verbs: slices.Clone(verbs)})
-	}
-	rules = append(rules,
-		// kcp's workspace content access: needed to be authorized in the
-		// provider workspace at all (its RBAC is only consulted after it).
-		rbacv1.PolicyRule{NonResourceURLs: []string{"/"}, Verbs: []string{"access"}},
-		rbacv1.PolicyRule{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/version"}, Verbs: []string{"get"}})
+	group := apisv1alpha2.SchemeGroupVersion.Group
 	return &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: RoleName(export.Name)},
-		Rules:      rules,
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{group}, Resources: []string{"apiexports"}, ResourceNames: []string{export.Name}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{group}, Resources: []string{"apiexports/content"}, ResourceNames: []string{export.Name}, Verbs: []string{"*"}},
+			{APIGroups: []string{group}, Resources: []string{"apiexportendpointslices"}, ResourceNames: slices.Clone(sliceNames), Verbs: []string{"get", "list", "watch"}},
+			// kcp's workspace content access: needed to be authorized in
+			// the provider workspace at all (its RBAC is only consulted
+			// after it).
+			{NonResourceURLs: []string{"/"}, Verbs: []string{"access"}},
+			{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/version"}, Verbs: []string{"get"}},
+		},
 	}
 }
 

@@ -52,14 +52,16 @@ func TestClusterRoleFromExport(t *testing.T) {
 		{"apis.kcp.io", "apiexports", "get", "core.platform-mesh.io", true},
 		{"apis.kcp.io", "apiexports", "delete", "core.platform-mesh.io", false},
 		{"apis.kcp.io", "apiexportendpointslices", "watch", "core.platform-mesh.io", true},
-		{"apis.kcp.io", "apibindings", "list", "", true},
-		{"apis.kcp.io", "apibindings", "delete", "", false},
-		{"core.platform-mesh.io", "accounts", "update", "", true},
-		{"core.platform-mesh.io", "accounts/status", "patch", "", true},
-		{"core.platform-mesh.io", "accountinfos", "create", "", true},
-		{"", "namespaces", "delete", "", true},
-		{"tenancy.kcp.io", "workspaces", "create", "", true},
-		{"tenancy.kcp.io", "workspaces", "delete", "", false}, // the claim's verbs only
+		{"apis.kcp.io", "apiexportendpointslices", "watch", "other", false},
+		// Nothing in the provider workspace itself: the exported and
+		// claimed resources are reached through the virtual workspace only.
+		{"apis.kcp.io", "apibindings", "list", "", false},
+		{"core.platform-mesh.io", "accounts", "update", "", false},
+		{"core.platform-mesh.io", "accounts/status", "patch", "", false},
+		{"core.platform-mesh.io", "accountinfos", "create", "", false},
+		{"", "namespaces", "delete", "", false},
+		{"tenancy.kcp.io", "workspaces", "create", "", false},
+		{"tenancy.kcp.io", "workspacetypes", "delete", "", false},
 		{"", "secrets", "get", "", false},
 	} {
 		if got := has(role.Rules, c.group, c.resource, c.verb, c.name); got != c.want {

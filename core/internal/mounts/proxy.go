@@ -2,6 +2,7 @@ package mounts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httputil"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
+	"github.com/meshplane/meshplane/sdk/egress"
 	"github.com/meshplane/meshplane/sdk/proxybody"
 )
 
@@ -144,12 +146,16 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dst, err := url.Parse(s.URL)
-	if err != nil || dst.Host == "" {
+	if err != nil || dst.Host == "" || dst.Scheme != "https" && dst.Scheme != "http" {
 		h.fail(w, r, unavailable(t, fmt.Sprintf("its mount URL %q is not a valid URL", s.URL)))
 		return
 	}
 	h.reverseProxy().ServeHTTP(w, r.WithContext(proxybody.WithClientBody(context.WithValue(r.Context(), urlKey{}, dst), r)))
 }
+
+// unreachable is the one message for a mount server the core did not
+// get an answer from.
+const unreachable = "its mount server is not reachable"
 
 func unavailable(t target, why string) error {
 	return apierrors.NewServiceUnavailable(fmt.Sprintf("workspace %s is a mount that is not ready: %s", t.Path, why))
@@ -169,10 +175,17 @@ func (h *Handler) reverseProxy() *httputil.ReverseProxy {
 			// An early refusal by the mount server must not leave an
 			// HTTP/2 client hanging (proxybody.WithClientBody in ServeHTTP).
 			ModifyResponse: proxybody.Release,
+			// One answer for every failure (refused by the allow-list,
+			// closed port, timeout, TLS): a mount must not map the network.
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				t, _ := targetFrom(r.Context())
-				klog.FromContext(r.Context()).V(2).Info("Mount server unreachable", "workspace", t.Path, "err", err)
-				h.fail(w, r, unavailable(t, fmt.Sprintf("its mount server is not reachable: %v", err)))
+				log := klog.FromContext(r.Context())
+				if errors.Is(err, egress.ErrNotAllowed) {
+					log.V(1).Info("Mount URL refused: not in --mount-allowed-hosts", "workspace", t.Path, "err", err)
+				} else {
+					log.V(2).Info("Mount server unreachable", "workspace", t.Path, "err", err)
+				}
+				h.fail(w, r, unavailable(t, unreachable))
 			},
 		}
 	})

@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/meshplane/meshplane/sdk/egress"
 )
 
 // TransportOptions say how the core talks to mount servers.
@@ -21,6 +23,8 @@ type TransportOptions struct {
 	// certificate the core presents, so a mount server can tell the core's
 	// requests (and the X-Remote-* identity headers in them) from others.
 	ClientCertFile, ClientKeyFile string
+	// Allow says where mount servers may be; nil allows nothing.
+	Allow *egress.AllowList
 }
 
 // NewTransport returns the transport to mount servers.
@@ -42,6 +46,10 @@ func NewTransport(o TransportOptions) (http.RoundTripper, error) {
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = cfg
+	// A proxy from the environment would be dialled instead of the mount
+	// server, out of the allow-list's sight.
+	t.Proxy = nil
+	t.DialContext = o.Allow.DialContext
 	t.MaxIdleConnsPerHost = 100
 	return t, nil
 }

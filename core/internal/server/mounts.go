@@ -3,8 +3,12 @@ package server
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"path/filepath"
+	"strconv"
 
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +22,8 @@ import (
 	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/mounts"
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
+	"github.com/meshplane/meshplane/core/internal/server/options"
+	"github.com/meshplane/meshplane/sdk/egress"
 )
 
 // mountParts are the pieces of workspace mounts, nil while the
@@ -48,7 +54,16 @@ func (p *parts) newMounts() error {
 			return err
 		}
 	}
-	transport, err := mounts.NewTransport(mounts.TransportOptions{CAFiles: cas, ClientCertFile: certFile, ClientKeyFile: keyFile})
+	allow, err := egress.ParseAllowList("--mount-allowed-hosts", opts.MountAllowedHosts)
+	if err != nil {
+		return err
+	}
+	reserved, err := egress.ParseReserved("--mount-reserved-addresses", opts.MountReservedAddresses)
+	if err != nil {
+		return err
+	}
+	allow.Reserved = append(ownAddresses(opts), reserved...)
+	transport, err := mounts.NewTransport(mounts.TransportOptions{CAFiles: cas, ClientCertFile: certFile, ClientKeyFile: keyFile, Allow: allow})
 	if err != nil {
 		return err
 	}
@@ -120,3 +135,47 @@ func (p *parts) installWorkspaceMount(inf informers) controller {
 type idle struct{}
 
 func (idle) Run(context.Context) {}
+
+// ownAddresses are the server's own listening addresses, which mounts may
+// not reach unless --mount-allowed-hosts names them with their port: the
+// secure port, the embedded etcd's ports, the external etcd servers and
+// the shard's base URL.
+func ownAddresses(opts *options.Completed) []netip.AddrPort {
+	var out []netip.AddrPort
+	add := func(host string, port int) {
+		if port < 1 || port > 65535 {
+			return
+		}
+		if ip, err := netip.ParseAddr(host); err == nil {
+			out = append(out, netip.AddrPortFrom(ip.Unmap().WithZone(""), uint16(port)))
+			return
+		}
+		ips, _ := net.LookupIP(host)
+		for _, ip := range ips {
+			if a, ok := netip.AddrFromSlice(ip); ok {
+				out = append(out, netip.AddrPortFrom(a.Unmap(), uint16(port)))
+			}
+		}
+	}
+	addURL := func(raw string) {
+		u, err := url.Parse(raw)
+		if err != nil || u.Hostname() == "" {
+			return
+		}
+		port, _ := strconv.Atoi(u.Port())
+		if port == 0 {
+			port = map[string]int{"http": 80, "https": 443}[u.Scheme]
+		}
+		add(u.Hostname(), port)
+	}
+	add(opts.BindAddress, opts.SecurePort)
+	if len(opts.EtcdServers) == 0 {
+		add("127.0.0.1", opts.EmbeddedEtcdClientPort)
+		add("127.0.0.1", opts.EmbeddedEtcdPeerPort)
+	}
+	for _, s := range opts.EtcdServers {
+		addURL(s)
+	}
+	addURL(opts.ShardBaseURL)
+	return out
+}

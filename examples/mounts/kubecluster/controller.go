@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +22,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/sdk/egress"
 )
 
 // Targets receives the APIs of Ready KubeClusters (the proxy).
@@ -39,14 +43,18 @@ type Controller struct {
 	targets  Targets
 	proxyURL string
 	recheck  time.Duration
+	// allow says where targets may be: a kubeconfig Secret is written by
+	// whoever may write Secrets in the workspace.
+	allow *egress.AllowList
 
 	informer cache.SharedIndexInformer
 	queue    workqueue.TypedRateLimitingInterface[string]
 }
 
 // New returns the controller for the workspace cfg points at; proxyURL is
-// the proxy's external base URL.
-func New(cfg *rest.Config, targets Targets, proxyURL string, recheck time.Duration) (*Controller, error) {
+// the proxy's external base URL; allow says where targets may be (nil:
+// nowhere).
+func New(cfg *rest.Config, targets Targets, proxyURL string, recheck time.Duration, allow *egress.AllowList) (*Controller, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -55,7 +63,7 @@ func New(cfg *rest.Config, targets Targets, proxyURL string, recheck time.Durati
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{client: dyn.Resource(Resource), secrets: secrets, targets: targets, proxyURL: proxyURL, recheck: recheck,
+	c := &Controller{client: dyn.Resource(Resource), secrets: secrets, targets: targets, proxyURL: proxyURL, recheck: recheck, allow: allow,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	c.informer = cache.NewSharedIndexInformer(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return c.client.List(ctx, o) },
@@ -163,6 +171,10 @@ func (c *Controller) targetConfig(ctx context.Context, kc *KubeCluster) (*rest.C
 	if err != nil {
 		return nil, fmt.Errorf("secret %s/%s: kubeconfig: %w", ref.Namespace, ref.Name, err)
 	}
+	// Connections go only where --target-allowed-hosts allows, never
+	// through a proxy (the kubeconfig's proxy-url or the environment's).
+	cfg.Dial = c.allow.DialContext
+	cfg.Proxy = func(*http.Request) (*url.URL, error) { return nil, nil }
 	return cfg, nil
 }
 
@@ -176,10 +188,18 @@ func check(ctx context.Context, cfg *rest.Config) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := client.Discovery().RESTClient().Get().AbsPath("/api").DoRaw(ctx); err != nil {
-		return fmt.Errorf("target %s: %w", cfg.Host, err)
+		// One message whatever went wrong (not allowed, closed port, not
+		// a Kubernetes API, refused credentials): the status must not map
+		// the network for whoever wrote the kubeconfig.
+		klog.V(2).InfoS("Target check failed", "host", cfg.Host, "err", err)
+		return fmt.Errorf("target %s: %s", cfg.Host, targetUnreachable)
 	}
 	return nil
 }
+
+// targetUnreachable is the one status message of a target that did not
+// answer.
+const targetUnreachable = "no answer to GET /api with the kubeconfig's credentials (the proxy's log says why)"
 
 // setStatus writes status when it differs from the object's.
 func (c *Controller) setStatus(ctx context.Context, u *unstructured.Unstructured, s Status) error {

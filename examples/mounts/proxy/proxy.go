@@ -95,7 +95,9 @@ func (p *Proxy) Set(name, cluster string, cfg *rest.Config) error {
 		ModifyResponse: proxybody.Release,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			klog.V(2).InfoS("Target unreachable", "kubecluster", name, "err", err)
-			http.Error(w, fmt.Sprintf("kubecluster %s: target unreachable: %v", name, err), http.StatusBadGateway)
+			// The reason stays in the log: a caller learns nothing about
+			// the network behind the proxy.
+			http.Error(w, fmt.Sprintf("kubecluster %s: target unreachable", name), http.StatusBadGateway)
 		},
 	}
 	p.mu.Lock()

@@ -84,9 +84,16 @@ func TestProviderKubeconfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := s.KubectlFor("root:platform-mesh-system").Run(t, "get", "clusterrole", "meshplane:provider:"+slice, "-o", "jsonpath={.rules}")
-	for _, want := range []string{"apiexports/content", "apiexportendpointslices", "apibindings", "accounts", "accountinfos", "workspaces", "workspacetypes", "namespaces"} {
+	for _, want := range []string{"apiexports/content", "apiexportendpointslices"} {
 		if !strings.Contains(rules, want) {
 			t.Errorf("the provider's ClusterRole lacks %s: %s", want, rules)
+		}
+	}
+	// The export's content and nothing else: no rights on the exported or
+	// claimed resources in the provider workspace itself.
+	for _, notWant := range []string{"apibindings", "accounts", "accountinfos", "workspaces", "workspacetypes", "namespaces"} {
+		if strings.Contains(rules, `"`+notWant+`"`) {
+			t.Errorf("the provider's ClusterRole grants %s in the provider workspace: %s", notWant, rules)
 		}
 	}
 	framework.Eventually(t, 30*time.Second, 500*time.Millisecond, "bob's provider kubeconfig to read accounts", func() (bool, string) {

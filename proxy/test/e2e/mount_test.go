@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,7 +32,15 @@ func TestMountThroughProxy(t *testing.T) {
 	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: mount.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	shard, fp, ps := setup(t, "--mount-ca-file", caFile)
+	// An internal API on loopback (as OpenFGA's), which a tenant's mount
+	// object may name but must not reach (issue 28, takeover 5).
+	var internalHits atomic.Int64
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		internalHits.Add(1)
+		_, _ = w.Write([]byte(`{"internal":true}`))
+	}))
+	defer internal.Close()
+	shard, fp, ps := setup(t, "--mount-ca-file", caFile, "--mount-allowed-hosts", mount.Listener.Addr().String())
 
 	org := ps.CreateOrg(t, "fpmount")
 	inOrg := ps.KubectlFor(org.Path)
@@ -60,4 +69,26 @@ func TestMountThroughProxy(t *testing.T) {
 	// alice may not use the parent: the parent's shard refuses her.
 	code, out := get(t, c, url, map[string]string{"Authorization": "Bearer " + shard.UserToken(t, "alice")})
 	framework.RequireEqual(t, code, http.StatusForbidden, "alice through the proxy to a mount in a workspace she cannot access: "+out)
+
+	// A mount at the internal API and one at the shard's etcd: 503 with
+	// the one message, through the proxy as on the shard, and the internal
+	// API never sees a request.
+	for name, target := range map[string]string{"internal": internal.URL, "etcd": fmt.Sprintf("http://127.0.0.1:%d", shard.EtcdClientPort)} {
+		inOrg.RunStdin(t, framework.Mountpoint(name), "apply", "-f", "-")
+		framework.SetMountpointStatus(t, inOrg, name, "Ready", target)
+		inOrg.RunStdin(t, framework.MountedWorkspace(name, name), "apply", "-f", "-")
+		path := org.Path + ":" + name
+		framework.Eventually(t, 30*time.Second, 200*time.Millisecond, "the mount at "+name+" to be Ready", func() (bool, string) {
+			phase := inOrg.Run(t, "get", "workspace", name, "-o", "jsonpath={.status.phase}")
+			return phase == "Ready", phase
+		})
+		code, out := get(t, c, fp.URL+"/clusters/"+path+"/version", token)
+		framework.RequireEqual(t, code, http.StatusServiceUnavailable, "a mount at "+name+" through the proxy: "+out)
+		if want := "workspace " + path + " is a mount that is not ready: its mount server is not reachable"; !strings.Contains(out, want) {
+			t.Errorf("a mount at %s through the proxy answered %s, want the message %q", name, out, want)
+		}
+	}
+	if n := internalHits.Load(); n != 0 {
+		t.Errorf("the internal API was reached %d times through a mount", n)
+	}
 }

@@ -61,6 +61,13 @@ type Options struct {
 	// besides the system's roots and the server's own CA (re-read when they
 	// change).
 	MountCAFiles []string
+	// MountAllowedHosts are where mount servers may be (addresses, CIDRs,
+	// host names, each with an optional port); empty: nowhere.
+	MountAllowedHosts []string
+	// MountReservedAddresses are listening addresses of the platform
+	// (ip:port or ip:first-last) mounts may not reach besides the
+	// server's own, unless MountAllowedHosts names one with its port.
+	MountReservedAddresses []string
 	// AuditLogPath is where the audit log (JSON, Metadata level) goes.
 	AuditLogPath string
 	// ServiceAccountSigningKeyFile signs service-account tokens (default
@@ -141,6 +148,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.EmbeddedEtcdWALSizeBytes, "embedded-etcd-wal-size-bytes", o.EmbeddedEtcdWALSizeBytes, "Size of the embedded etcd's WAL segment files (0: etcd's default of 64 MB).")
 	fs.Var(cliflag.NewMapStringBool(&o.FeatureGates), "feature-gates", "Kubernetes feature gates, key=value pairs separated by commas; unknown gates (such as kcp's) are ignored with a warning.")
 	fs.StringSliceVar(&o.MountCAFiles, "mount-ca-file", o.MountCAFiles, "PEM bundles trusted for the certificates of mount servers (a mounted workspace's status.URL), besides the system's roots and the server's CA; re-read when they change.")
+	fs.StringSliceVar(&o.MountAllowedHosts, "mount-allowed-hosts", o.MountAllowedHosts,
+		"Where mount servers (a mounted workspace's status.URL) may be, comma separated: IP addresses, CIDRs, host names or *.domain, each with an optional :port (IPv6 as [addr]:port). Checked on the address connected to. Loopback, link-local and the server's own ports are refused unless named explicitly (127.0.0.1:9443, not 0.0.0.0/0 or a host name). Empty: mounts reach nothing.")
+	fs.StringSliceVar(&o.MountReservedAddresses, "mount-reserved-addresses", o.MountReservedAddresses,
+		"The platform's other listening addresses, ip:port or ip:first-last, comma separated: refused to mounts like the server's own ports, even under a --mount-allowed-hosts range (the launcher passes its port range).")
 	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "Write an audit log (one JSON audit.k8s.io/v1 event per request, Metadata level) to this file.")
 	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile,
 		"PEM private key (RSA or ECDSA P-256) that signs service-account tokens (default <root-directory>/service-account.key, generated on first start).")

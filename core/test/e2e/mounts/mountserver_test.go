@@ -69,6 +69,8 @@ func startMountServer(t *testing.T, s *framework.Server, targetPath string) *mou
 		proxy.ServeHTTP(w, r)
 	}))
 	m.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	_ = m.Listener.Close()
+	m.Listener = mountListener(t)
 	m.StartTLS()
 	t.Cleanup(m.Close)
 	// The core trusts mount servers whose CA is in --mount-ca-file.

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -27,6 +28,7 @@ import (
 	"github.com/meshplane/meshplane/examples/mounts/kubecluster"
 	"github.com/meshplane/meshplane/examples/mounts/proxy"
 	"github.com/meshplane/meshplane/examples/mounts/serving"
+	"github.com/meshplane/meshplane/sdk/egress"
 )
 
 func main() {
@@ -48,6 +50,7 @@ func run() error {
 		certDir      = flag.String("cert-dir", ".kubecluster-mounts", "where the self-signed serving certificate is kept (give "+serving.CertFile+" to the core's --mount-ca-file)")
 		recheck      = flag.Duration("recheck-interval", 10*time.Second, "how often targets are checked again")
 		healthListen = flag.String("health-address", "", "plain HTTP address for /healthz, /livez, /readyz and /metrics (off when empty)")
+		targetHosts  = flag.String("target-allowed-hosts", "", "where targets (the server of a KubeCluster's kubeconfig) may be, comma separated: IP addresses, CIDRs, host names or *.domain, each with an optional :port; loopback, link-local and this proxy's own address only when named explicitly (127.0.0.1:6443). Empty: nowhere")
 	)
 	klog.InitFlags(nil)
 	flag.Parse()
@@ -78,8 +81,17 @@ func run() error {
 	if *allowed != "" {
 		names = strings.Split(*allowed, ",")
 	}
+	targets, err := egress.ParseAllowList("--target-allowed-hosts", strings.Split(*targetHosts, ","))
+	if err != nil {
+		return err
+	}
+	for _, a := range []string{*listen, *healthListen} {
+		if ap, err := netip.ParseAddrPort(a); err == nil {
+			targets.Reserved = append(targets.Reserved, ap)
+		}
+	}
 	p := proxy.New(names)
-	ctl, err := kubecluster.New(cfg, p, strings.TrimSuffix(*externalURL, "/"), *recheck)
+	ctl, err := kubecluster.New(cfg, p, strings.TrimSuffix(*externalURL, "/"), *recheck, targets)
 	if err != nil {
 		return err
 	}

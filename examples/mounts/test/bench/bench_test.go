@@ -31,6 +31,10 @@ import (
 
 var certDir string
 
+// proxyPort is the example proxy's port, chosen before the shared core
+// starts: its --mount-allowed-hosts names exactly 127.0.0.1:proxyPort.
+var proxyPort int
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "meshplane-mounts-bench-")
 	if err != nil {
@@ -38,7 +42,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	certDir = filepath.Join(dir, "certs")
-	code := framework.RunMain(m, framework.WithExtraArgs("--mount-ca-file", filepath.Join(certDir, "serving.crt")))
+	ports, err := process.FreePorts(1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	proxyPort = ports[0]
+	code := framework.RunMain(m, framework.WithExtraArgs("--mount-ca-file", filepath.Join(certDir, "serving.crt"),
+		"--mount-allowed-hosts", "127.0.0.1:"+strconv.Itoa(proxyPort)))
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -149,13 +160,10 @@ spec: {secretRef: {namespace: default, name: b}}
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := process.FreePorts(1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := &process.Buffer{}
-	cmd := exec.Command(bin, "--kubeconfig", a.WriteAdminKubeconfig(t, org.Path), "--listen-address", "127.0.0.1:"+strconv.Itoa(ports[0]),
-		"--client-ca-file", filepath.Join(a.RootDir, "ca.crt"), "--cert-dir", certDir)
+	cmd := exec.Command(bin, "--kubeconfig", a.WriteAdminKubeconfig(t, org.Path), "--listen-address", "127.0.0.1:"+strconv.Itoa(proxyPort),
+		"--client-ca-file", filepath.Join(a.RootDir, "ca.crt"), "--cert-dir", certDir,
+		"--target-allowed-hosts", "127.0.0.1:"+strconv.Itoa(b.Port))
 	cmd.Stdout, cmd.Stderr = log, log
 	p, err := process.StartProcess(cmd)
 	if err != nil {

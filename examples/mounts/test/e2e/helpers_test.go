@@ -24,19 +24,19 @@ func mountsBinary(t *testing.T) string {
 }
 
 // startMounts runs kubecluster-mounts for the KubeClusters of the
-// workspace kubeconfig points at, trusting the core's CA for clients, and
-// returns the base URL of its health and metrics endpoints once /readyz
-// answers.
-func startMounts(t *testing.T, s *framework.Server, kubeconfig string) string {
+// workspace kubeconfig points at, trusting the core's CA for clients and
+// allowing targets at targets only, and returns the base URL of its
+// health and metrics endpoints once /readyz answers.
+func startMounts(t *testing.T, s *framework.Server, kubeconfig, targets string) string {
 	t.Helper()
-	ports, err := process.FreePorts(2)
+	ports, err := process.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := &process.Buffer{}
-	cmd := exec.Command(mountsBinary(t), "--kubeconfig", kubeconfig, "--listen-address", "127.0.0.1:"+strconv.Itoa(ports[0]),
+	cmd := exec.Command(mountsBinary(t), "--kubeconfig", kubeconfig, "--listen-address", "127.0.0.1:"+strconv.Itoa(proxyPort),
 		"--client-ca-file", filepath.Join(s.RootDir, "ca.crt"), "--cert-dir", certDir, "--recheck-interval", "1s", "-v", "4",
-		"--health-address", "127.0.0.1:"+strconv.Itoa(ports[1]))
+		"--health-address", "127.0.0.1:"+strconv.Itoa(ports[0]), "--target-allowed-hosts", targets)
 	cmd.Stdout, cmd.Stderr = log, log
 	p, err := process.StartProcess(cmd)
 	if err != nil {
@@ -48,7 +48,7 @@ func startMounts(t *testing.T, s *framework.Server, kubeconfig string) string {
 			t.Logf("kubecluster-mounts log:\n%s", log.String())
 		}
 	})
-	health := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+	health := "http://127.0.0.1:" + strconv.Itoa(ports[0])
 	framework.Eventually(t, 30*time.Second, 100*time.Millisecond, "kubecluster-mounts to be ready", func() (bool, string) {
 		if _, err := os.Stat(filepath.Join(certDir, "serving.crt")); err != nil {
 			return false, log.String()

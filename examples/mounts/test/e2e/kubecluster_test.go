@@ -3,10 +3,13 @@ package e2e
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,7 +82,7 @@ func TestKubeClusterMountsAnotherMeshplane(t *testing.T) {
 	kubeconfigB := b.WriteAdminKubeconfig(t, target.Path)
 	inOrg.Run(t, "create", "secret", "generic", "b-kubeconfig", "-n", "default", "--from-file=kubeconfig="+kubeconfigB)
 	inOrg.RunStdin(t, kubeCluster("b"), "create", "-f", "-")
-	health := startMounts(t, a, a.WriteAdminKubeconfig(t, org.Path))
+	health := startMounts(t, a, a.WriteAdminKubeconfig(t, org.Path), fmt.Sprintf("127.0.0.1:%d", b.Port))
 	waitPhase(t, inOrg, "Ready", "kubecluster", "b")
 	url := inOrg.Run(t, "get", "kubecluster", "b", "-o", "jsonpath={.status.URL}")
 
@@ -119,6 +122,44 @@ func TestKubeClusterMountsAnotherMeshplane(t *testing.T) {
 	waitPhase(t, inOther, "Ready", "workspace", "copy")
 	if resp := a.AdminRequest(t, http.MethodGet, "/clusters/"+other.Path+":copy/api/v1/namespaces/default/configmaps", nil); resp.Code != http.StatusForbidden {
 		t.Errorf("a copied mount URL: GET through it answered %d, want 403 from the proxy: %s", resp.Code, resp)
+	}
+
+	// A kubeconfig is written by whoever may write Secrets: one naming an
+	// internal API on loopback that answers GET /api (or a closed port) is
+	// not on --target-allowed-hosts, stays Connecting with the one message
+	// for every failure, and the internal API sees no request.
+	var internalHits atomic.Int64
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		internalHits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[]}`)
+	}))
+	defer internal.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	_ = ln.Close()
+	messages := map[string]string{}
+	for name, server := range map[string]string{"internal": internal.URL, "closed": closed} {
+		kc := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: %q}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n", server)
+		inOrg.Run(t, "create", "secret", "generic", name+"-kubeconfig", "-n", "default", "--from-literal=kubeconfig="+kc)
+		inOrg.RunStdin(t, kubeCluster(name), "create", "-f", "-")
+		var msg string
+		framework.Eventually(t, 60*time.Second, 200*time.Millisecond, "KubeCluster "+name+" to be checked", func() (bool, string) {
+			out := inOrg.Run(t, "get", "kubecluster", name, "-o", "jsonpath={.status.phase}|{.status.message}")
+			phase, m, _ := strings.Cut(out, "|")
+			msg = m
+			return phase == "Connecting" && strings.Contains(m, "GET /api"), out
+		})
+		messages[name] = strings.ReplaceAll(msg, server, "<server>")
+	}
+	if messages["internal"] != messages["closed"] {
+		t.Errorf("a target on an open port and one on a closed port tell apart: %q vs %q", messages["internal"], messages["closed"])
+	}
+	if n := internalHits.Load(); n != 0 {
+		t.Errorf("the internal API was reached %d times by the example proxy", n)
 	}
 
 	resp, err := http.Get(health + "/metrics")

@@ -7,14 +7,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
+	"github.com/meshplane/meshplane/sdk/process"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
 // certDir is the proxy's --cert-dir: the core trusts the self-signed
 // serving certificate the proxy writes there (--mount-ca-file).
 var certDir string
+
+// proxyPort is the proxy's port, chosen before the shared core starts:
+// its --mount-allowed-hosts names exactly 127.0.0.1:proxyPort.
+var proxyPort int
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "meshplane-mounts-example-")
@@ -23,7 +29,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	certDir = filepath.Join(dir, "certs")
-	code := framework.RunMain(m, framework.WithExtraArgs("--mount-ca-file", filepath.Join(certDir, "serving.crt")))
+	ports, err := process.FreePorts(1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	proxyPort = ports[0]
+	code := framework.RunMain(m, framework.WithExtraArgs("--mount-ca-file", filepath.Join(certDir, "serving.crt"),
+		"--mount-allowed-hosts", "127.0.0.1:"+strconv.Itoa(proxyPort)))
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
