@@ -160,21 +160,31 @@ func rpcNotFound(err error) bool {
 
 // StoreExists reports whether the store id exists.
 func (c *Client) StoreExists(ctx context.Context, id string) (bool, error) {
+	_, ok, err := c.StoreName(ctx, id)
+	return ok, err
+}
+
+// StoreName returns the name of the store id, and whether it exists (a
+// deleted store does not: OpenFGA's delete is soft, GetStore hides it).
+func (c *Client) StoreName(ctx context.Context, id string) (string, bool, error) {
 	if c.rpc != nil {
-		_, err := c.rpc.GetStore(ctx, &openfgav1.GetStoreRequest{StoreId: id})
-		if err != nil && !rpcNotFound(err) {
-			return false, fmt.Errorf("getting store %s: %w", id, err)
+		resp, err := c.rpc.GetStore(ctx, &openfgav1.GetStoreRequest{StoreId: id})
+		if err != nil {
+			if rpcNotFound(err) {
+				return "", false, nil
+			}
+			return "", false, fmt.Errorf("getting store %s: %w", id, err)
 		}
-		return err == nil, nil
+		return resp.GetName(), true, nil
 	}
-	_, resp, err := c.api.OpenFgaApi.GetStore(ctx, id).Execute()
+	st, resp, err := c.api.OpenFgaApi.GetStore(ctx, id).Execute()
 	if err == nil {
-		return true, nil
+		return st.Name, true, nil
 	}
 	if notFound(resp, err) {
-		return false, nil
+		return "", false, nil
 	}
-	return false, fmt.Errorf("getting store %s: %w", id, err)
+	return "", false, fmt.Errorf("getting store %s: %w", id, err)
 }
 
 // CreateStore creates a store named name and returns its id.
@@ -482,8 +492,9 @@ func unique(ts []v1alpha1.Tuple) []v1alpha1.Tuple {
 	return out
 }
 
-// Read returns the tuples of object ("type:id"), or of every object of a
-// type ("type:"), in a store; none when the store does not exist.
+// Read returns the tuples of object ("type:id"), of every object of a
+// type ("type:"), or every tuple ("") in a store; none when the store does
+// not exist.
 func (c *Client) Read(ctx context.Context, storeID, object string) ([]v1alpha1.Tuple, error) {
 	page := c.readHTTP
 	if c.rpc != nil {
@@ -500,7 +511,10 @@ func (c *Client) Read(ctx context.Context, storeID, object string) ([]v1alpha1.T
 // token ("" after the last); a store that does not exist has none.
 func (c *Client) readHTTP(ctx context.Context, storeID, object, token string) ([]v1alpha1.Tuple, string, error) {
 	size := int32(pageSize)
-	body := openfga.ReadRequest{TupleKey: &openfga.ReadRequestTupleKey{Object: &object}, PageSize: &size}
+	body := openfga.ReadRequest{PageSize: &size}
+	if object != "" {
+		body.TupleKey = &openfga.ReadRequestTupleKey{Object: &object}
+	}
 	if token != "" {
 		body.ContinuationToken = &token
 	}
@@ -519,8 +533,11 @@ func (c *Client) readHTTP(ctx context.Context, storeID, object, token string) ([
 }
 
 func (c *Client) readRPC(ctx context.Context, storeID, object, token string) ([]v1alpha1.Tuple, string, error) {
-	resp, err := c.rpc.Read(ctx, &openfgav1.ReadRequest{StoreId: storeID, TupleKey: &openfgav1.ReadRequestTupleKey{Object: object},
-		PageSize: wrapperspb.Int32(pageSize), ContinuationToken: token})
+	req := &openfgav1.ReadRequest{StoreId: storeID, PageSize: wrapperspb.Int32(pageSize), ContinuationToken: token}
+	if object != "" {
+		req.TupleKey = &openfgav1.ReadRequestTupleKey{Object: object}
+	}
+	resp, err := c.rpc.Read(ctx, req)
 	if err != nil {
 		if rpcNotFound(err) {
 			return nil, "", nil

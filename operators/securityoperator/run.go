@@ -131,9 +131,12 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		}
 		bound = cache.resources
 	}
+	orgs := workspaceCluster(c.Lifecycle, c.OrgsWorkspace, func(cfg *rest.Config) (client.Client, error) {
+		return client.New(cfg, client.Options{Scheme: scheme})
+	})
 	if err := store.SetupWithManager(mgr, store.Options{
 		FGA: fgaClient, Wildcard: wildcard, PathOf: kit.Provider.Path, ClusterOf: kit.Provider.Cluster, Workers: c.Workers,
-		BoundResources: bound,
+		BoundResources: bound, OrgsCluster: orgs,
 	}); err != nil {
 		return fmt.Errorf("store controller: %w", err)
 	}

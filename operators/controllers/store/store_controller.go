@@ -49,6 +49,10 @@ type Options struct {
 	// OrgClusterAnnotationKey, else its workspace path, ":", its name);
 	// nil: none.
 	BoundResources func(ctx context.Context, workspace string) ([]fga.Resource, error)
+	// OrgsCluster returns the logical cluster of the organizations'
+	// workspace (root:orgs), from the workspace tree: only Stores there
+	// become OpenFGA stores.
+	OrgsCluster func(ctx context.Context) (string, error)
 	// Workers is the number of Stores reconciled in parallel.
 	Workers int
 }
@@ -57,8 +61,8 @@ const callTimeout = 30 * time.Second
 
 // SetupWithManager adds the controller to mgr.
 func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
-	if opts.FGA == nil || opts.Wildcard == nil {
-		return errors.New("store controller: FGA and Wildcard are required")
+	if opts.FGA == nil || opts.Wildcard == nil || opts.OrgsCluster == nil {
+		return errors.New("store controller: FGA, Wildcard and OrgsCluster are required")
 	}
 	clientOf := func(ctx context.Context, name string) (ctrl.Client, error) {
 		cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(name))
@@ -159,7 +163,7 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 	return &reconciler{
 		models: models,
 		steps: []step{
-			&storeStep{exists: f.StoreExists, createStore: f.CreateStore, listStores: listStores},
+			&storeStep{storeName: f.StoreName, createStore: f.CreateStore, listStores: listStores},
 			&modelStep{
 				listModels:     models.list,
 				boundResources: bound,
@@ -170,7 +174,8 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 			},
 			&tuplesStep{write: f.Write, updateModel: updateModel},
 		},
-		deletion: &deletionStep{deleteStore: f.DeleteStore, listStores: listStores},
+		deletion: &deletionStep{storeName: f.StoreName, listStores: listStores, write: f.Write, deleteStore: f.DeleteStore,
+			readTuples: func(ctx context.Context, id string) ([]corev1alpha1.Tuple, error) { return f.Read(ctx, id, "") }},
 		getStore: func(ctx context.Context, cluster, name string) (*corev1alpha1.Store, error) {
 			cl, err := clientOf(ctx, cluster)
 			if err != nil {
@@ -199,8 +204,9 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 			defer cancel()
 			return cl.Status().Update(ctx, st)
 		},
-		pathOf:    opts.PathOf,
-		clusterOf: opts.ClusterOf,
+		pathOf:      opts.PathOf,
+		clusterOf:   opts.ClusterOf,
+		orgsCluster: opts.OrgsCluster,
 	}
 }
 
