@@ -21,7 +21,7 @@ func newState() *state {
 	return &state{cluster: "orgs1", path: "root:orgs", store: &corev1alpha1.Store{
 		ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "0a1b2c3d-4e5f-6789-abcd-ef0123456789", Generation: 1,
 			Annotations: map[string]string{corev1alpha1.OrgClusterAnnotationKey: "acmecl"}},
-		Spec:       corev1alpha1.StoreSpec{CoreModule: fga.CoreModule},
+		Spec: corev1alpha1.StoreSpec{CoreModule: fga.CoreModule},
 	}}
 }
 
@@ -145,7 +145,10 @@ func TestStoreStepIgnoresAnotherStoresID(t *testing.T) {
 	s := newState()
 	s.store.Status = corev1alpha1.StoreStatus{StoreID: "VICTIM", AuthorizationModelID: "VM"}
 	step := &storeStep{storeName: named(stores), listStores: listNamed(stores),
-		createStore: func(context.Context, string) (string, error) { t.Fatal("created a store although its own exists"); return "", nil }}
+		createStore: func(context.Context, string) (string, error) {
+			t.Fatal("created a store although its own exists")
+			return "", nil
+		}}
 	if res := step.reconcile(context.Background(), s); !res.done {
 		t.Fatalf("step did not finish: %v", s.store.Status.Conditions)
 	}
