@@ -156,7 +156,7 @@ func (s *modelStep) reconcile(ctx context.Context, st *state) result {
 		// and told so.
 		before := m.Status.DeepCopy()
 		setCondition(m, corev1alpha1.ConditionReady, metav1.ConditionFalse, corev1alpha1.ReasonOtherOrganization,
-			fmt.Sprintf("Store %s belongs to another organization: an AuthorizationModel can only add to the Store of the organization it is in", store.Name))
+			fmt.Sprintf("left out of Store %s: an AuthorizationModel adds only to the Store of its own organization, from the organization's workspace (or from root:orgs)", store.Name))
 		if !equality.Semantic.DeepEqual(before, &m.Status) {
 			log.FromContext(ctx).Info("AuthorizationModel of another organization left out", "authorizationModel", modelModuleName(m))
 			if err := s.updateModel(ctx, m.Annotations[ClusterAnnotation], m); err != nil && !gone(err) {

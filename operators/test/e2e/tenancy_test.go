@@ -95,7 +95,7 @@ func TestAttackModelIntoAnotherOrgsStore(t *testing.T) {
 	}
 	for _, m := range attacks {
 		c := waitModelCondition(t, bobs, m.Name, metav1.ConditionFalse)
-		if c.Reason != corev1alpha1.ReasonOtherOrganization || !strings.Contains(c.Message, "another organization") {
+		if c.Reason != corev1alpha1.ReasonOtherOrganization || !strings.Contains(c.Message, "only to the Store of its own organization") {
 			t.Errorf("AuthorizationModel %s naming alice's Store: %s: %s, want OtherOrganization", m.Name, c.Reason, c.Message)
 		}
 	}
