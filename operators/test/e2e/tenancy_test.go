@@ -8,6 +8,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
@@ -297,6 +299,38 @@ func TestAttackAccountInfoIsSystemOnly(t *testing.T) {
 	if resp.Code != http.StatusForbidden || !strings.Contains(string(resp.Body), "AccountInfo is written by the platform only") {
 		t.Errorf("bob's ServiceAccount default/account-operator patching the AccountInfo: %d %s, want 403 refused as the platform's", resp.Code, resp.Body)
 	}
+	// bob impersonating the operator's ServiceAccount, with the
+	// operators' cluster in its extra (his RBAC in his workspace allows
+	// impersonation): refused, the extra is the core's to set.
+	pms, err := jsonpath(t, s.KubectlFor("root"), "{.spec.cluster}", "get", "workspace", "platform-mesh-system")
+	if err != nil || pms == "" {
+		t.Fatalf("cluster of root:platform-mesh-system: %q, %v", pms, err)
+	}
+	cfg := s.UserRESTConfig(t, "bob", bob.path)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:default:account-operator",
+		Groups: []string{"system:serviceaccounts", "system:authenticated"},
+		Extra:  map[string][]string{"authentication.kubernetes.io/cluster-name": {pms}}}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctxFor(t), http.MethodPatch, cfg.Host+"/apis/core.platform-mesh.io/v1alpha1/accountinfos/account?dryRun=All",
+		strings.NewReader(patch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/merge-patch+json")
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode < 400 {
+		t.Errorf("bob impersonating the account-operator's ServiceAccount of %s patched his AccountInfo: %d %s", pms, res.StatusCode, answer)
+	}
+	err = fmt.Errorf("%d %s", res.StatusCode, answer)
+	t.Logf("impersonating the operator's ServiceAccount: %v", err)
 	if info := accountInfoOf(t, s, bob.path); info.Spec.FGA.Store.ID != bob.storeID {
 		t.Fatalf("bob's AccountInfo names store %s, want his own %s", info.Spec.FGA.Store.ID, bob.storeID)
 	}
