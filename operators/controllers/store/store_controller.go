@@ -105,18 +105,23 @@ func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
 }
 
 // storeChanged passes a Store's creation and deletion, and the updates
-// that change its spec (generation), deletion, annotations or that lack
-// the finalizer; not status-only updates, the controller's own writes
-// among them (each cost another reconcile: an OpenFGA call and a list of
-// the AuthorizationModels). A status changed by someone else is repaired
-// at the next resync.
+// that change its spec (generation), deletion, annotations, status.storeId
+// or that lack the finalizer; not other status-only updates, the
+// controller's own writes among them (each cost another reconcile: an
+// OpenFGA call and a list of the AuthorizationModels). A store id changed
+// by someone else is looked at (and replaced, if not the Store's) at
+// once; the rest of a status changed by someone else is repaired at the
+// next resync.
 var storeChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld, e.ObjectNew
 		if o == nil || n == nil {
 			return true
 		}
-		return o.GetGeneration() != n.GetGeneration() ||
+		os, oOK := o.(*corev1alpha1.Store)
+		ns, nOK := n.(*corev1alpha1.Store)
+		return !oOK || !nOK || os.Status.StoreID != ns.Status.StoreID ||
+			o.GetGeneration() != n.GetGeneration() ||
 			!equality.Semantic.DeepEqual(o.GetDeletionTimestamp(), n.GetDeletionTimestamp()) ||
 			!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
 			!controllerutil.ContainsFinalizer(n, Finalizer)

@@ -12,6 +12,7 @@ import (
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/apis/fga"
@@ -522,3 +523,21 @@ func TestStoreOutsideOrgsIsLeftAlone(t *testing.T) {
 type stepFunc func()
 
 func (f stepFunc) reconcile(context.Context, *state) result { f(); return next }
+
+// TestStoreChangedPassesStoreID: a status-only update is skipped unless it
+// changes status.storeId, which is looked at again at once.
+func TestStoreChangedPassesStoreID(t *testing.T) {
+	old := newState().store
+	old.Finalizers = []string{Finalizer}
+	old.Status.StoreID = "MINE"
+	conds := old.DeepCopy()
+	conds.Status.Conditions = []metav1.Condition{{Type: corev1alpha1.ConditionReady, Status: metav1.ConditionTrue}}
+	if storeChanged.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: conds}) {
+		t.Fatal("a conditions-only update passed")
+	}
+	moved := old.DeepCopy()
+	moved.Status.StoreID = "VICTIM"
+	if !storeChanged.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: moved}) {
+		t.Fatal("a changed status.storeId did not pass")
+	}
+}
