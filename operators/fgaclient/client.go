@@ -160,21 +160,31 @@ func rpcNotFound(err error) bool {
 
 // StoreExists reports whether the store id exists.
 func (c *Client) StoreExists(ctx context.Context, id string) (bool, error) {
+	_, ok, err := c.StoreName(ctx, id)
+	return ok, err
+}
+
+// StoreName returns the name of the store id, and whether it exists (a
+// deleted store does not: OpenFGA's delete is soft, GetStore hides it).
+func (c *Client) StoreName(ctx context.Context, id string) (string, bool, error) {
 	if c.rpc != nil {
-		_, err := c.rpc.GetStore(ctx, &openfgav1.GetStoreRequest{StoreId: id})
-		if err != nil && !rpcNotFound(err) {
-			return false, fmt.Errorf("getting store %s: %w", id, err)
+		resp, err := c.rpc.GetStore(ctx, &openfgav1.GetStoreRequest{StoreId: id})
+		if err != nil {
+			if rpcNotFound(err) {
+				return "", false, nil
+			}
+			return "", false, fmt.Errorf("getting store %s: %w", id, err)
 		}
-		return err == nil, nil
+		return resp.GetName(), true, nil
 	}
-	_, resp, err := c.api.OpenFgaApi.GetStore(ctx, id).Execute()
+	st, resp, err := c.api.OpenFgaApi.GetStore(ctx, id).Execute()
 	if err == nil {
-		return true, nil
+		return st.Name, true, nil
 	}
 	if notFound(resp, err) {
-		return false, nil
+		return "", false, nil
 	}
-	return false, fmt.Errorf("getting store %s: %w", id, err)
+	return "", false, fmt.Errorf("getting store %s: %w", id, err)
 }
 
 // CreateStore creates a store named name and returns its id.

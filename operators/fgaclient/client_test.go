@@ -130,7 +130,10 @@ func testClient(t *testing.T, overGRPC bool) {
 		t.Fatalf("tuples of %s: %v, want owner and parent", team, got)
 	}
 	if all, err := c.Read(ctx, id, ""); err != nil || len(all) != len(tuples) {
-		t.Fatalf("all tuples of the store: %v, %v; want the %d written", all, err, len(tuples))
+		t.Fatalf("every tuple of the store: %v, %v; want the %d written", all, err, len(tuples))
+	}
+	if name, ok, err := c.StoreName(ctx, id); err != nil || !ok || name != "acme" {
+		t.Fatalf("store name = %q, %v, %v; want acme", name, ok, err)
 	}
 
 	stores, err := c.ListStores(ctx)
@@ -146,6 +149,12 @@ func testClient(t *testing.T, overGRPC bool) {
 	if stores, err := c.ListStores(ctx); err != nil || len(stores) != 0 {
 		t.Fatalf("stores after deletion = %v, %v", stores, err)
 	}
+	if _, ok, err := c.StoreName(ctx, id); err != nil || ok {
+		t.Fatalf("a deleted store exists = %v, %v", ok, err)
+	}
+	// OpenFGA's delete is soft: a deleted store still answers Checks from
+	// its tuples (why the security-operator deletes them first).
+	check("user:alice", "owner", team, true)
 	const unknown = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 	if got, err := c.Read(ctx, unknown, team); err != nil || len(got) != 0 {
 		t.Fatalf("tuples of a store that does not exist = %v, %v", got, err)

@@ -48,6 +48,9 @@ type Options struct {
 	APIChangesKubeconfig, APIChangesContext string
 	// Profiling serves Go's pprof under /debug/pprof/ on the metrics address.
 	Profiling bool
+	// OrgsWorkspace is where the platform keeps organizations' Accounts
+	// and Stores (root:orgs): only Stores there become OpenFGA stores.
+	OrgsWorkspace string
 }
 
 // NewOptions returns the defaults.
@@ -63,6 +66,7 @@ func NewOptions() *Options {
 		HealthAddr:    "127.0.0.1:8081",
 		Workers:       4,
 		WaitForURL:    5 * time.Minute,
+		OrgsWorkspace: "root:orgs",
 	}
 }
 
@@ -89,6 +93,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 			"when set, an organization's bound resources are discovered again when they change (and every 10 minutes), "+
 			"else at every look at its Store (every 30 s)")
 	fs.StringVar(&o.APIChangesContext, "api-changes-context", o.APIChangesContext, "context in --api-changes-kubeconfig")
+	fs.StringVar(&o.OrgsWorkspace, "orgs-workspace", o.OrgsWorkspace,
+		"the workspace holding organizations' Accounts and Stores; only Stores there become OpenFGA stores")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "serve Go's pprof profiles under /debug/pprof/ on --metrics-bind-address")
 	fs.DurationVar(&o.WaitForURL, "wait-for-endpoint", o.WaitForURL, "how long to wait at start for the endpoint slice's and the workspace type's URLs")
 }
@@ -112,6 +118,9 @@ func (o *Options) Validate() error {
 	}
 	if i := strings.LastIndex(o.WorkspaceType, ":"); i <= 0 || i == len(o.WorkspaceType)-1 {
 		errs = append(errs, fmt.Errorf("--workspace-type %q must be <workspace path>:<name>", o.WorkspaceType))
+	}
+	if i := strings.LastIndex(o.OrgsWorkspace, ":"); i <= 0 || i == len(o.OrgsWorkspace)-1 || strings.ContainsAny(o.OrgsWorkspace, "/ ") {
+		errs = append(errs, fmt.Errorf("--orgs-workspace %q must be the path of a workspace below root", o.OrgsWorkspace))
 	}
 	if o.Workers < 1 {
 		errs = append(errs, errors.New("--workers must be at least 1"))

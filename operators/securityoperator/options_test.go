@@ -26,6 +26,7 @@ func TestValidate(t *testing.T) {
 		"no workers":         {func(o *Options) { o.Workers = 0 }, "--workers"},
 		"no endpoint slice":  {func(o *Options) { o.EndpointSlice = "" }, "--kcp-api-export-endpoint-slice-name"},
 		"gRPC as a URL":      {func(o *Options) { o.OpenFGAGRPC = "http://127.0.0.1:8081" }, "--openfga-grpc-addr"},
+		"orgs as root":       {func(o *Options) { o.OrgsWorkspace = "root" }, "--orgs-workspace"},
 	} {
 		o := ok()
 		tc.change(o)

@@ -12,6 +12,7 @@ import (
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -131,9 +132,12 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		}
 		bound = cache.resources
 	}
+	orgs := workspaceCluster(c.Lifecycle, c.OrgsWorkspace, func(cfg *rest.Config) (client.Client, error) {
+		return client.New(cfg, client.Options{Scheme: scheme})
+	})
 	if err := store.SetupWithManager(mgr, store.Options{
 		FGA: fgaClient, Wildcard: wildcard, PathOf: kit.Provider.Path, ClusterOf: kit.Provider.Cluster, Workers: c.Workers,
-		BoundResources: bound,
+		BoundResources: bound, OrgsCluster: orgs,
 	}); err != nil {
 		return fmt.Errorf("store controller: %w", err)
 	}
@@ -201,6 +205,24 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		AccountInfo: func(ctx context.Context, cluster string) (*corev1alpha1.AccountInfo, error) {
 			info, _ := dispatch.GetCopy(shared, &corev1alpha1.AccountInfo{}, cluster, corev1alpha1.AccountInfoName)
 			return info, nil
+		},
+		// Through the export's virtual workspace (Workspaces are a claim
+		// of the account tree's bindings).
+		WorkspaceCluster: func(ctx context.Context, cluster, name string) (string, bool, error) {
+			cl, err := exported(ctx, cluster)
+			if err != nil {
+				// A cluster no longer (or not yet) served: no Workspace to
+				// read there.
+				return "", false, nil
+			}
+			ws := &tenancyv1alpha1.Workspace{}
+			if err := cl.Get(ctx, client.ObjectKey{Name: name}, ws); err != nil {
+				if apierrors.IsNotFound(err) {
+					return "", false, nil
+				}
+				return "", false, err
+			}
+			return ws.Spec.Cluster, true, nil
 		},
 		WriteTuples: fgaClient.Write,
 		ReadTuples:  fgaClient.Read,

@@ -10,6 +10,7 @@ package bootstrap
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -100,8 +101,65 @@ func Run(ctx context.Context, base *rest.Config) error {
 			}
 		}
 	}
+	return applySystemOnly(ctx, base)
+}
+
+// PlatformMeshSystemClusterVar in the system-only manifests is replaced by
+// the logical cluster of root:platform-mesh-system, where the operators'
+// ServiceAccounts live.
+const PlatformMeshSystemClusterVar = "${PLATFORM_MESH_SYSTEM_CLUSTER}"
+
+// applySystemOnly applies the admission that keeps what the platform
+// alone writes (AccountInfo) from tenants, into root:platform-mesh-system
+// (policies of an export apply in every workspace that binds it).
+func applySystemOnly(ctx context.Context, base *rest.Config) error {
+	dyn, err := dynamic.NewForConfig(clusterConfig(base, "root"))
+	if err != nil {
+		return err
+	}
+	ws, err := dyn.Resource(workspacesGVR).Get(ctx, "platform-mesh-system", metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading Workspace platform-mesh-system: %w", err)
+	}
+	cluster, _, _ := unstructured.NestedString(ws.Object, "spec", "cluster")
+	if cluster == "" {
+		return errors.New("Workspace platform-mesh-system has no logical cluster")
+	}
+	objs, err := SystemOnlyObjects(cluster)
+	if err != nil {
+		return err
+	}
+	if err := apply(ctx, clusterConfig(base, "root:platform-mesh-system"), objs); err != nil {
+		return fmt.Errorf("bootstrapping root:platform-mesh-system: %w", err)
+	}
 	return nil
 }
+
+// SystemOnlyObjects returns the system-only admission objects for the
+// operators' cluster.
+func SystemOnlyObjects(cluster string) ([]*unstructured.Unstructured, error) {
+	sub, err := fs.Sub(manifests, "manifests/system-only")
+	if err != nil {
+		return nil, err
+	}
+	return readObjects(replacing{sub, PlatformMeshSystemClusterVar, cluster}, ".")
+}
+
+// replacing is an fs.FS whose files have old replaced by new.
+type replacing struct {
+	fs.FS
+	old, new string
+}
+
+func (r replacing) ReadFile(name string) ([]byte, error) {
+	data, err := fs.ReadFile(r.FS, name)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(strings.ReplaceAll(string(data), r.old, r.new)), nil
+}
+
+func (r replacing) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(r.FS, name) }
 
 func clusterConfig(base *rest.Config, path string) *rest.Config {
 	c := rest.CopyConfig(base)

@@ -1,6 +1,11 @@
 package bootstrap
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
 
 func TestManifestsParse(t *testing.T) {
 	for _, s := range steps {
@@ -16,5 +21,17 @@ func TestManifestsParse(t *testing.T) {
 				t.Errorf("%s: object without name, kind or apiVersion: %v", s.path, o.Object)
 			}
 		}
+	}
+}
+
+func TestSystemOnlyObjects(t *testing.T) {
+	objs, err := SystemOnlyObjects("pmscluster")
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("objects %d, %v", len(objs), err)
+	}
+	vs, _, _ := unstructured.NestedSlice(objs[0].Object, "spec", "validations")
+	expr, _ := vs[0].(map[string]any)["expression"].(string)
+	if !strings.Contains(expr, "c == 'pmscluster'") || strings.Contains(expr, PlatformMeshSystemClusterVar) {
+		t.Fatalf("the operators' cluster is not filled in: %s", expr)
 	}
 }

@@ -53,6 +53,13 @@ const (
 	ReasonStoreNotFound = "StoreNotFound"
 	// ReasonInvalidModel: the modelling-language text does not compile.
 	ReasonInvalidModel = "InvalidModel"
+	// ReasonOtherOrganization: an AuthorizationModel references the Store of
+	// an organization other than the one it lives in; it is left out.
+	ReasonOtherOrganization = "OtherOrganization"
+	// ReasonNotOrganizationStore: a Store outside the workspace where the
+	// platform keeps organizations' Stores (root:orgs); it gets no OpenFGA
+	// store.
+	ReasonNotOrganizationStore = "NotOrganizationStore"
 )
 
 // Labels and finalizers shared by the operators.

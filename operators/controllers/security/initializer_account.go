@@ -2,6 +2,7 @@ package security
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,7 +15,18 @@ import (
 // its creator owns it (through its owner role) and its parent account is
 // its parent. The AccountInfo gets the organization's store id if it
 // lacks it.
-func (d Deps) initAccount(ctx context.Context, c client.Client, info *corev1alpha1.AccountInfo) error {
+func (d Deps) initAccount(ctx context.Context, c client.Client, cluster string, info *corev1alpha1.AccountInfo) error {
+	if found, err := d.accountOfWorkspace(ctx, cluster, info); err != nil {
+		var other errNotThisAccount
+		if errors.As(err, &other) {
+			// Nothing is written for an AccountInfo that is not this
+			// workspace's: it waits (and says why) until it is.
+			return waitFor("%s", other.msg)
+		}
+		return err
+	} else if !found {
+		return waitFor("the Workspace of account %s is not there", info.Spec.Account.Name)
+	}
 	storeID := info.Spec.FGA.Store.ID
 	if storeID == "" {
 		org := info.Spec.Organization

@@ -40,6 +40,10 @@ type Deps struct {
 	// initializer without a request (the operator's cache; nil when it has
 	// none yet); when unset, the lifecycle client reads it.
 	AccountInfo func(ctx context.Context, cluster string) (*corev1alpha1.AccountInfo, error)
+	// WorkspaceCluster returns the logical cluster of the Workspace name
+	// in cluster, and whether it exists (the workspace tree: an account's
+	// Workspace is named after its Account, next to it).
+	WorkspaceCluster func(ctx context.Context, cluster, name string) (string, bool, error)
 	// WriteTuples and ReadTuples act on an OpenFGA store.
 	WriteTuples func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
 	ReadTuples  func(ctx context.Context, storeID, object string) ([]corev1alpha1.Tuple, error)
@@ -98,7 +102,7 @@ func Initializer(d Deps) lifecycle.Handler {
 		if info.Spec.Account.Type == corev1alpha1.AccountTypeOrg {
 			return result(d.initOrg(ctx, c, cluster, info))
 		}
-		return result(d.initAccount(ctx, c, info))
+		return result(d.initAccount(ctx, c, cluster, info))
 	}
 }
 
@@ -117,6 +121,6 @@ func Terminator(d Deps) lifecycle.Handler {
 		if info.Spec.Account.Type == corev1alpha1.AccountTypeOrg {
 			return result(d.terminateOrg(ctx, cluster, info))
 		}
-		return result(d.terminateAccount(ctx, info))
+		return result(d.terminateAccount(ctx, cluster, info))
 	}
 }

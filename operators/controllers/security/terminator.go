@@ -2,6 +2,7 @@ package security
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,10 +37,20 @@ func (d Deps) terminateOrg(ctx context.Context, cluster string, info *corev1alph
 // terminateAccount deletes the tuples of the account and of its owner
 // role from the organization's store. A store that is gone, or tuples
 // already deleted, count as done.
-func (d Deps) terminateAccount(ctx context.Context, info *corev1alpha1.AccountInfo) error {
+func (d Deps) terminateAccount(ctx context.Context, cluster string, info *corev1alpha1.AccountInfo) error {
 	storeID := info.Spec.FGA.Store.ID
 	if storeID == "" {
 		return nil
+	}
+	// An AccountInfo naming another workspace's account deletes nothing
+	// (and holds up no deletion); one whose Workspace is gone already is
+	// the platform's own, and its tuples are deleted.
+	if _, err := d.accountOfWorkspace(ctx, cluster, info); err != nil {
+		var other errNotThisAccount
+		if errors.As(err, &other) {
+			return nil
+		}
+		return err
 	}
 	name, origin := info.Spec.Account.Name, info.Spec.Account.OriginClusterID
 	var tuples []corev1alpha1.Tuple

@@ -49,6 +49,10 @@ type Options struct {
 	// OrgClusterAnnotationKey, else its workspace path, ":", its name);
 	// nil: none.
 	BoundResources func(ctx context.Context, workspace string) ([]fga.Resource, error)
+	// OrgsCluster returns the logical cluster of the organizations'
+	// workspace (root:orgs), from the workspace tree: only Stores there
+	// become OpenFGA stores.
+	OrgsCluster func(ctx context.Context) (string, error)
 	// Workers is the number of Stores reconciled in parallel.
 	Workers int
 }
@@ -57,8 +61,8 @@ const callTimeout = 30 * time.Second
 
 // SetupWithManager adds the controller to mgr.
 func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
-	if opts.FGA == nil || opts.Wildcard == nil {
-		return errors.New("store controller: FGA and Wildcard are required")
+	if opts.FGA == nil || opts.Wildcard == nil || opts.OrgsCluster == nil {
+		return errors.New("store controller: FGA, Wildcard and OrgsCluster are required")
 	}
 	clientOf := func(ctx context.Context, name string) (ctrl.Client, error) {
 		cl, err := mgr.GetCluster(ctx, multicluster.ClusterName(name))
@@ -101,18 +105,23 @@ func SetupWithManager(mgr mcmanager.Manager, opts Options) error {
 }
 
 // storeChanged passes a Store's creation and deletion, and the updates
-// that change its spec (generation), deletion, annotations or that lack
-// the finalizer; not status-only updates, the controller's own writes
-// among them (each cost another reconcile: an OpenFGA call and a list of
-// the AuthorizationModels). A status changed by someone else is repaired
-// at the next resync.
+// that change its spec (generation), deletion, annotations, status.storeId
+// or that lack the finalizer; not other status-only updates, the
+// controller's own writes among them (each cost another reconcile: an
+// OpenFGA call and a list of the AuthorizationModels). A store id changed
+// by someone else is looked at (and replaced, if not the Store's) at
+// once; the rest of a status changed by someone else is repaired at the
+// next resync.
 var storeChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld, e.ObjectNew
 		if o == nil || n == nil {
 			return true
 		}
-		return o.GetGeneration() != n.GetGeneration() ||
+		os, oOK := o.(*corev1alpha1.Store)
+		ns, nOK := n.(*corev1alpha1.Store)
+		return !oOK || !nOK || os.Status.StoreID != ns.Status.StoreID ||
+			o.GetGeneration() != n.GetGeneration() ||
 			!equality.Semantic.DeepEqual(o.GetDeletionTimestamp(), n.GetDeletionTimestamp()) ||
 			!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
 			!controllerutil.ContainsFinalizer(n, Finalizer)
@@ -160,7 +169,7 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 	return &reconciler{
 		models: models,
 		steps: []step{
-			&storeStep{exists: f.StoreExists, createStore: f.CreateStore, listStores: listStores},
+			&storeStep{storeName: f.StoreName, createStore: f.CreateStore, listStores: listStores},
 			&modelStep{
 				listModels:     models.list,
 				boundResources: bound,
@@ -172,7 +181,8 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 			&migrateStep{read: f.Read, write: f.Write, migrator: mig},
 			&tuplesStep{write: f.Write, updateModel: updateModel, migrator: mig},
 		},
-		deletion: &deletionStep{deleteStore: f.DeleteStore, listStores: listStores},
+		deletion: &deletionStep{storeName: f.StoreName, listStores: listStores, write: f.Write, deleteStore: f.DeleteStore,
+			readTuples: func(ctx context.Context, id string) ([]corev1alpha1.Tuple, error) { return f.Read(ctx, id, "") }},
 		getStore: func(ctx context.Context, cluster, name string) (*corev1alpha1.Store, error) {
 			cl, err := clientOf(ctx, cluster)
 			if err != nil {
@@ -201,8 +211,9 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 			defer cancel()
 			return cl.Status().Update(ctx, st)
 		},
-		pathOf:    opts.PathOf,
-		clusterOf: opts.ClusterOf,
+		pathOf:      opts.PathOf,
+		clusterOf:   opts.ClusterOf,
+		orgsCluster: opts.OrgsCluster,
 	}
 }
 

@@ -63,6 +63,9 @@ type reconciler struct {
 	// pathOf returns a cluster's workspace path, clusterOf the other way.
 	pathOf    func(cluster string) (string, bool)
 	clusterOf func(path string) (string, bool)
+	// orgsCluster returns the logical cluster of root:orgs, where the
+	// platform keeps organizations' Stores.
+	orgsCluster func(ctx context.Context) (string, error)
 }
 
 func (r *reconciler) reconcile(ctx context.Context, cluster, name string) (time.Duration, error) {
@@ -81,6 +84,20 @@ func (r *reconciler) reconcile(ctx context.Context, cluster, name string) (time.
 	path, _ := r.pathOf(cluster)
 	s := &state{cluster: cluster, path: path, store: st}
 	before := st.Status.DeepCopy()
+
+	orgs, err := r.orgsCluster(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("finding the workspace of organizations' Stores: %w", err)
+	}
+	if cluster != orgs && st.DeletionTimestamp.IsZero() {
+		// Only the platform's Stores, one per organization in root:orgs,
+		// become OpenFGA stores: a Store a tenant makes in a workspace of
+		// their own would only be a store the webhook never asks, or a way
+		// to write into one.
+		setCondition(st, corev1alpha1.ConditionReady, metav1.ConditionFalse, corev1alpha1.ReasonNotOrganizationStore,
+			"only the Stores the platform keeps for organizations (in the organizations' workspace, root:orgs) become OpenFGA stores; this one is left alone")
+		return 0, r.writeStatus(ctx, cluster, st, before)
+	}
 
 	if !st.DeletionTimestamp.IsZero() {
 		if !controllerutil.ContainsFinalizer(st, Finalizer) {

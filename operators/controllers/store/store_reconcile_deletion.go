@@ -5,33 +5,48 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 )
 
-// deletionStep deletes the Store's OpenFGA store (its tuples and models
-// go with it). A store that is already gone, or never was, counts as
-// deleted, so deletion never hangs on it.
+// deletionStep revokes, then deletes, the OpenFGA stores made for the
+// Store: every tuple is deleted first, as OpenFGA's store delete is soft
+// (Check on a deleted store still answers from its tuples), then the
+// store. Only stores whose name says they were made for this Store are
+// touched, never whatever status.storeId names. A store that is already
+// gone, or never was, counts as deleted, so deletion never hangs on it.
 type deletionStep struct {
-	deleteStore func(ctx context.Context, id string) error
+	storeName   func(ctx context.Context, id string) (string, bool, error)
 	listStores  func(ctx context.Context, name string) ([]string, error)
+	readTuples  func(ctx context.Context, storeID string) ([]corev1alpha1.Tuple, error)
+	write       func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
+	deleteStore func(ctx context.Context, id string) error
 }
 
 func (s *deletionStep) reconcile(ctx context.Context, st *state) result {
 	store := st.store
-	ids := []string{}
-	if store.Status.StoreID != "" {
-		ids = append(ids, store.Status.StoreID)
+	fail := func(err error) result {
+		setCondition(store, corev1alpha1.ConditionReady, metav1.ConditionFalse, corev1alpha1.ReasonDeleting, err.Error())
+		return wait(5 * time.Second)
 	}
-	// A store created for this Store whose id never reached the status.
-	more, err := s.listStores(ctx, openFGAName(store))
-	if err == nil {
-		ids = append(ids, more...)
+	ids, err := ownedStores(ctx, store, s.storeName, s.listStores)
+	if err != nil {
+		return fail(err)
 	}
 	for _, id := range ids {
+		tuples, err := s.readTuples(ctx, id)
+		if err != nil {
+			return fail(err)
+		}
+		if len(tuples) > 0 {
+			if err := s.write(ctx, id, nil, tuples); err != nil {
+				return fail(err)
+			}
+			log.FromContext(ctx).Info("tuples revoked before deleting the store", "storeId", id, "tuples", len(tuples))
+		}
 		if err := s.deleteStore(ctx, id); err != nil {
-			setCondition(store, corev1alpha1.ConditionReady, metav1.ConditionFalse, corev1alpha1.ReasonDeleting, err.Error())
-			return wait(5 * time.Second)
+			return fail(err)
 		}
 	}
 	return next

@@ -102,6 +102,21 @@ func (s *modelStep) forget(st *state) {
 	delete(s.last, storeKey(st))
 }
 
+// sameOrganization reports whether m lives where a model of the Store may
+// live: in the Store's own cluster (root:orgs, where only the platform
+// writes) or in the workspace of the organization the Store was made for
+// (its OrgClusterAnnotationKey, set by the operator). What m's storeRef
+// says is never enough: an AuthorizationModel reaches only its own
+// organization's Store.
+func sameOrganization(m *corev1alpha1.AuthorizationModel, st *state) bool {
+	c := m.Annotations[ClusterAnnotation]
+	if c == "" {
+		return false
+	}
+	org := st.store.Annotations[corev1alpha1.OrgClusterAnnotationKey]
+	return c == st.cluster || (org != "" && c == org)
+}
+
 // references reports whether m names the Store.
 func references(m *corev1alpha1.AuthorizationModel, st *state) bool {
 	if m.Spec.StoreRef.Name != st.store.Name {
@@ -130,9 +145,24 @@ func (s *modelStep) reconcile(ctx context.Context, st *state) result {
 	if err != nil {
 		return fail(corev1alpha1.ReasonError, fmt.Sprintf("listing AuthorizationModels: %v", err), 5*time.Second)
 	}
-	refs := make([]*corev1alpha1.AuthorizationModel, len(mine))
+	refs := make([]*corev1alpha1.AuthorizationModel, 0, len(mine))
 	for i := range mine {
-		refs[i] = &mine[i]
+		m := &mine[i]
+		if sameOrganization(m, st) {
+			refs = append(refs, m)
+			continue
+		}
+		// A model of another organization naming this Store: left out,
+		// and told so.
+		before := m.Status.DeepCopy()
+		setCondition(m, corev1alpha1.ConditionReady, metav1.ConditionFalse, corev1alpha1.ReasonOtherOrganization,
+			fmt.Sprintf("left out of Store %s: an AuthorizationModel adds only to the Store of its own organization, from the organization's workspace (or from root:orgs)", store.Name))
+		if !equality.Semantic.DeepEqual(before, &m.Status) {
+			log.FromContext(ctx).Info("AuthorizationModel of another organization left out", "authorizationModel", modelModuleName(m))
+			if err := s.updateModel(ctx, m.Annotations[ClusterAnnotation], m); err != nil && !gone(err) {
+				log.FromContext(ctx).Error(err, "writing AuthorizationModel status", "authorizationModel", modelModuleName(m))
+			}
+		}
 	}
 	// Oldest first: a module that was there keeps its types when a newer
 	// one claims them too.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/apis/fga"
@@ -18,8 +20,9 @@ import (
 
 func newState() *state {
 	return &state{cluster: "orgs1", path: "root:orgs", store: &corev1alpha1.Store{
-		ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "0a1b2c3d-4e5f-6789-abcd-ef0123456789", Generation: 1},
-		Spec:       corev1alpha1.StoreSpec{CoreModule: fga.CoreModule},
+		ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "0a1b2c3d-4e5f-6789-abcd-ef0123456789", Generation: 1,
+			Annotations: map[string]string{corev1alpha1.OrgClusterAnnotationKey: "acmecl"}},
+		Spec: corev1alpha1.StoreSpec{CoreModule: fga.CoreModule},
 	}}
 }
 
@@ -32,20 +35,55 @@ func condition(t *testing.T, st *corev1alpha1.Store, typ string) *metav1.Conditi
 	return c
 }
 
+// named is an OpenFGA with the given stores (id -> name).
+func named(stores map[string]string) func(context.Context, string) (string, bool, error) {
+	return func(_ context.Context, id string) (string, bool, error) {
+		name, ok := stores[id]
+		return name, ok, nil
+	}
+}
+
+func listNamed(stores map[string]string) func(context.Context, string) ([]string, error) {
+	return func(_ context.Context, name string) ([]string, error) {
+		var ids []string
+		for id, n := range stores {
+			if n == name {
+				ids = append(ids, id)
+			}
+		}
+		sort.Strings(ids)
+		return ids, nil
+	}
+}
+
+const (
+	acmeStore   = "acme.0a1b2c3d4e5f6789abcdef0123456789"
+	acmeLegacy  = "acme.0a1b2c3d4e5f"
+	victimStore = "victim.99999999999999999999999999999999"
+)
+
 func TestStoreStep(t *testing.T) {
 	t.Run("existing store", func(t *testing.T) {
 		s := newState()
 		s.store.Status.StoreID = "S1"
-		step := &storeStep{exists: func(_ context.Context, id string) (bool, error) { return id == "S1", nil }}
+		step := &storeStep{storeName: named(map[string]string{"S1": acmeStore})}
 		if res := step.reconcile(context.Background(), s); !res.done {
 			t.Fatal("an existing store did not pass")
+		}
+	})
+	t.Run("a store of the earlier name stays the Store's", func(t *testing.T) {
+		s := newState()
+		s.store.Status.StoreID = "S1"
+		step := &storeStep{storeName: named(map[string]string{"S1": acmeLegacy})}
+		if res := step.reconcile(context.Background(), s); !res.done || s.store.Status.StoreID != "S1" {
+			t.Fatalf("a store named %s was not kept: %+v", acmeLegacy, s.store.Status)
 		}
 	})
 	t.Run("a store found is not looked up again at every resync", func(t *testing.T) {
 		s := newState()
 		s.store.Status.StoreID = "S1"
 		lookups := 0
-		step := &storeStep{exists: func(context.Context, string) (bool, error) { lookups++; return true, nil }}
+		step := &storeStep{storeName: func(context.Context, string) (string, bool, error) { lookups++; return acmeStore, true, nil }}
 		for range 3 {
 			if res := step.reconcile(context.Background(), s); !res.done {
 				t.Fatal("an existing store did not pass")
@@ -64,21 +102,21 @@ func TestStoreStep(t *testing.T) {
 		s.store.Status = corev1alpha1.StoreStatus{StoreID: "OLD", AuthorizationModelID: "M", ManagedTuples: []corev1alpha1.Tuple{{Object: "a:b", Relation: "r", User: "user:x"}}}
 		var created string
 		step := &storeStep{
-			exists:      func(context.Context, string) (bool, error) { return false, nil },
-			listStores:  func(context.Context, string) ([]string, error) { return nil, nil },
+			storeName:   named(nil),
+			listStores:  listNamed(nil),
 			createStore: func(_ context.Context, name string) (string, error) { created = name; return "NEW", nil },
 		}
 		if res := step.reconcile(context.Background(), s); !res.done {
 			t.Fatal("step did not finish")
 		}
-		if created != "acme.0a1b2c3d4e5f" || s.store.Status.StoreID != "NEW" || s.store.Status.AuthorizationModelID != "" || s.store.Status.ManagedTuples != nil {
+		if created != acmeStore || s.store.Status.StoreID != "NEW" || s.store.Status.AuthorizationModelID != "" || s.store.Status.ManagedTuples != nil {
 			t.Fatalf("created %q, status %+v", created, s.store.Status)
 		}
 	})
 	t.Run("a store made for this Store is adopted", func(t *testing.T) {
 		s := newState()
 		step := &storeStep{
-			listStores:  func(_ context.Context, name string) ([]string, error) { return []string{"FOUND"}, nil },
+			listStores:  listNamed(map[string]string{"FOUND": acmeLegacy}),
 			createStore: func(context.Context, string) (string, error) { t.Fatal("created a second store"); return "", nil },
 		}
 		step.reconcile(context.Background(), s)
@@ -100,6 +138,49 @@ func TestStoreStep(t *testing.T) {
 	})
 }
 
+// TestStoreStepIgnoresAnotherStoresID: a status.storeId patched to the id
+// of another organization's store (readable in its AccountInfo) is not
+// used: the Store gets its own store, and the victim's is never written.
+func TestStoreStepIgnoresAnotherStoresID(t *testing.T) {
+	stores := map[string]string{"VICTIM": victimStore, "MINE": acmeStore}
+	s := newState()
+	s.store.Status = corev1alpha1.StoreStatus{StoreID: "VICTIM", AuthorizationModelID: "VM"}
+	step := &storeStep{storeName: named(stores), listStores: listNamed(stores),
+		createStore: func(context.Context, string) (string, error) {
+			t.Fatal("created a store although its own exists")
+			return "", nil
+		}}
+	if res := step.reconcile(context.Background(), s); !res.done {
+		t.Fatalf("step did not finish: %v", s.store.Status.Conditions)
+	}
+	if s.store.Status.StoreID != "MINE" || s.store.Status.AuthorizationModelID != "" {
+		t.Fatalf("status %+v: want the Store's own store MINE and no model yet", s.store.Status)
+	}
+	// Without a store of its own, a new one is made.
+	s = newState()
+	s.store.Status.StoreID = "VICTIM"
+	step.listStores = listNamed(map[string]string{"VICTIM": victimStore})
+	step.createStore = func(_ context.Context, name string) (string, error) { return "NEW:" + name, nil }
+	step.reconcile(context.Background(), s)
+	if s.store.Status.StoreID != "NEW:"+acmeStore {
+		t.Fatalf("store id %q, want a new store of the Store's own", s.store.Status.StoreID)
+	}
+}
+
+func TestOpenFGAName(t *testing.T) {
+	st := &corev1alpha1.Store{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("o", 55), UID: "0a1b2c3d-4e5f-6789-abcd-ef0123456789"}}
+	name := openFGAName(st)
+	if len(name) != maxStoreName || !strings.HasSuffix(name, ".0a1b2c3d4e5f6789abcdef0123456789") {
+		t.Fatalf("name %q (%d characters): want %d ending in the whole UID", name, len(name), maxStoreName)
+	}
+	if other := (&corev1alpha1.Store{ObjectMeta: metav1.ObjectMeta{Name: st.Name, UID: "0a1b2c3d-4e5f-0000-0000-000000000000"}}); ownsName(other, name) {
+		t.Fatal("a Store whose UID shares the first 12 hex digits owns the store")
+	}
+	if ownsName(&corev1alpha1.Store{ObjectMeta: metav1.ObjectMeta{Name: "acme"}}, "acme.") {
+		t.Fatal("a Store without UID owns a store")
+	}
+}
+
 func am(name, cluster, ref, model string, created int64) corev1alpha1.AuthorizationModel {
 	return corev1alpha1.AuthorizationModel{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{ClusterAnnotation: cluster},
@@ -111,13 +192,20 @@ func am(name, cluster, ref, model string, created int64) corev1alpha1.Authorizat
 func TestModelStep(t *testing.T) {
 	widget := fga.ResourceModule(fga.Resource{Group: "example.com", Plural: "widgets", Singular: "widget"})
 	copyOf := "module copy\n\ntype example_com_widget\n"
+	// widgets is the organization's own (in its workspace), copy the
+	// platform's (in root:orgs, next to the Store), takeover another
+	// organization's naming this Store.
+	takeover := am("takeover", "bobcl", "root:orgs", "module takeover\n\ntype bob_was_here\n", 10)
+	takeover.Spec.Tuples = []corev1alpha1.Tuple{{Object: "core_platform-mesh_io_account:orgs1/acme", Relation: "owner", User: "user:bob"}}
 	models := []corev1alpha1.AuthorizationModel{
-		am("copy", "p2", "root:orgs", copyOf, 200),
-		am("widgets", "p1", "orgs1", widget, 100),
+		am("copy", "orgs1", "root:orgs", copyOf, 200),
+		am("widgets", "acmecl", "orgs1", widget, 100),
 		am("other-store", "p1", "elsewhere", widget, 50),
+		takeover,
 	}
 	var written *openfgav1.AuthorizationModel
 	statuses := map[string]metav1.ConditionStatus{}
+	reasons := map[string]string{}
 	step := &modelStep{
 		listModels: func(_ context.Context, keep func(*corev1alpha1.AuthorizationModel) bool) ([]corev1alpha1.AuthorizationModel, error) {
 			return copyModels(models, keep), nil
@@ -130,7 +218,8 @@ func TestModelStep(t *testing.T) {
 			return "M2", true, nil
 		},
 		updateModel: func(_ context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error {
-			statuses[m.Name] = meta.FindStatusCondition(m.Status.Conditions, corev1alpha1.ConditionReady).Status
+			c := meta.FindStatusCondition(m.Status.Conditions, corev1alpha1.ConditionReady)
+			statuses[m.Name], reasons[m.Name] = c.Status, c.Reason
 			return nil
 		},
 	}
@@ -154,6 +243,10 @@ func TestModelStep(t *testing.T) {
 	}
 	if _, touched := statuses["other-store"]; touched {
 		t.Fatal("a model of another store was touched")
+	}
+	if types["bob_was_here"] || statuses["takeover"] != metav1.ConditionFalse || reasons["takeover"] != corev1alpha1.ReasonOtherOrganization {
+		t.Fatalf("another organization's model naming the Store: in the model %v, Ready=%s %s; want it left out as OtherOrganization",
+			types["bob_was_here"], statuses["takeover"], reasons["takeover"])
 	}
 	if len(s.models) != 1 || s.models[0].Name != "widgets" {
 		t.Fatalf("models in the store: %v", s.models)
@@ -222,23 +315,44 @@ func TestTuplesStep(t *testing.T) {
 	}
 }
 
+// TestDeletionStep: the Store's stores lose every tuple before they are
+// deleted (OpenFGA's delete is soft), and a store status.storeId names
+// that was not made for the Store is neither revoked nor deleted.
 func TestDeletionStep(t *testing.T) {
+	stores := map[string]string{"S1": acmeStore, "S0": acmeLegacy, "VICTIM": victimStore}
+	tuples := map[string][]corev1alpha1.Tuple{
+		"S1":     {{Object: "core_platform-mesh_io_account:c/acme", Relation: "owner", User: "user:alice"}},
+		"VICTIM": {{Object: "core_platform-mesh_io_account:c/victim", Relation: "owner", User: "user:carol"}},
+	}
+	var calls []string
+	step := &deletionStep{
+		storeName:  named(stores),
+		listStores: listNamed(stores),
+		readTuples: func(_ context.Context, id string) ([]corev1alpha1.Tuple, error) { return tuples[id], nil },
+		write: func(_ context.Context, id string, add, remove []corev1alpha1.Tuple) error {
+			calls = append(calls, fmt.Sprintf("revoke %s %d", id, len(remove)))
+			return nil
+		},
+		deleteStore: func(_ context.Context, id string) error { calls = append(calls, "delete "+id); return nil },
+	}
 	s := newState()
 	s.store.Status.StoreID = "S1"
-	var deleted []string
-	step := &deletionStep{
-		listStores:  func(context.Context, string) ([]string, error) { return []string{"S0"}, nil },
-		deleteStore: func(_ context.Context, id string) error { deleted = append(deleted, id); return nil },
+	if res := step.reconcile(context.Background(), s); !res.done || strings.Join(calls, ",") != "revoke S1 1,delete S1,delete S0" {
+		t.Fatalf("done=%v calls %v, want S1 revoked then deleted, then S0 deleted", res.done, calls)
 	}
-	if res := step.reconcile(context.Background(), s); !res.done || strings.Join(deleted, ",") != "S1,S0" {
-		t.Fatalf("done=%v deleted %v", res.done, deleted)
+	calls = nil
+	s = newState()
+	s.store.Status.StoreID = "VICTIM"
+	step.listStores = listNamed(nil)
+	if res := step.reconcile(context.Background(), s); !res.done || len(calls) != 0 {
+		t.Fatalf("done=%v calls %v: another Store's store was touched", res.done, calls)
 	}
-	// A store that never got an id and OpenFGA listing failing: nothing to
-	// wait for.
+	// A store that never got an id, and OpenFGA failing: deletion waits
+	// until it can tell nothing is left to revoke.
 	s = newState()
 	step.listStores = func(context.Context, string) ([]string, error) { return nil, errors.New("down") }
-	if res := step.reconcile(context.Background(), s); !res.done {
-		t.Fatal("deletion of a Store without a store waited")
+	if res := step.reconcile(context.Background(), s); res.done {
+		t.Fatal("deletion went on without knowing whether a store is left")
 	}
 }
 
@@ -249,7 +363,7 @@ func TestDeletionStep(t *testing.T) {
 func TestModelStepComposesOnlyWhenChanged(t *testing.T) {
 	widget := fga.ResourceModule(fga.Resource{Group: "example.com", Plural: "widgets", Singular: "widget"})
 	gadget := fga.ResourceModule(fga.Resource{Group: "example.com", Plural: "gadgets", Singular: "gadget"})
-	models := []corev1alpha1.AuthorizationModel{am("widgets", "p1", "orgs1", widget, 100)}
+	models := []corev1alpha1.AuthorizationModel{am("widgets", "acmecl", "orgs1", widget, 100)}
 	writes := 0
 	step := &modelStep{
 		listModels: func(_ context.Context, keep func(*corev1alpha1.AuthorizationModel) bool) ([]corev1alpha1.AuthorizationModel, error) {
@@ -356,5 +470,74 @@ func TestCompositionsShared(t *testing.T) {
 	}
 	if again, _, _ := c.compose(inputs, fga.CoreModule, widget); again == first {
 		t.Fatal("the oldest composition was kept beyond maxCompositions")
+	}
+}
+
+// failingStep fails the test when run.
+type failingStep struct{ t *testing.T }
+
+func (f failingStep) reconcile(context.Context, *state) result {
+	f.t.Fatal("a step ran for a Store outside the organizations' workspace")
+	return next
+}
+
+// TestStoreOutsideOrgsIsLeftAlone: a Store a tenant makes in a workspace of
+// their own gets no OpenFGA store, no finalizer and no write of any kind,
+// only Ready=False saying why; the same Store in root:orgs is reconciled.
+func TestStoreOutsideOrgsIsLeftAlone(t *testing.T) {
+	var status *corev1alpha1.Store
+	updated := false
+	r := &reconciler{
+		steps: []step{failingStep{t}},
+		getStore: func(_ context.Context, cluster, name string) (*corev1alpha1.Store, error) {
+			st := newState().store
+			st.Status.StoreID = "VICTIM"
+			return st, nil
+		},
+		updateStore:  func(context.Context, string, *corev1alpha1.Store) error { updated = true; return nil },
+		updateStatus: func(_ context.Context, _ string, st *corev1alpha1.Store) error { status = st; return nil },
+		pathOf:       func(string) (string, bool) { return "", false },
+		clusterOf:    func(string) (string, bool) { return "", false },
+		orgsCluster:  func(context.Context) (string, error) { return "orgs1", nil },
+	}
+	if _, err := r.reconcile(context.Background(), "bobcl", "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if updated || status == nil {
+		t.Fatalf("finalizer written %v, status written %v", updated, status != nil)
+	}
+	if c := condition(t, status, corev1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != corev1alpha1.ReasonNotOrganizationStore {
+		t.Fatalf("Ready %+v, want False NotOrganizationStore", c)
+	}
+
+	ran := false
+	r.steps = []step{stepFunc(func() { ran = true })}
+	if _, err := r.reconcile(context.Background(), "orgs1", "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if !ran || !updated {
+		t.Fatalf("a Store in root:orgs: steps ran %v, finalizer written %v", ran, updated)
+	}
+}
+
+type stepFunc func()
+
+func (f stepFunc) reconcile(context.Context, *state) result { f(); return next }
+
+// TestStoreChangedPassesStoreID: a status-only update is skipped unless it
+// changes status.storeId, which is looked at again at once.
+func TestStoreChangedPassesStoreID(t *testing.T) {
+	old := newState().store
+	old.Finalizers = []string{Finalizer}
+	old.Status.StoreID = "MINE"
+	conds := old.DeepCopy()
+	conds.Status.Conditions = []metav1.Condition{{Type: corev1alpha1.ConditionReady, Status: metav1.ConditionTrue}}
+	if storeChanged.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: conds}) {
+		t.Fatal("a conditions-only update passed")
+	}
+	moved := old.DeepCopy()
+	moved.Status.StoreID = "VICTIM"
+	if !storeChanged.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: moved}) {
+		t.Fatal("a changed status.storeId did not pass")
 	}
 }

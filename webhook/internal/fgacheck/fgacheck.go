@@ -84,8 +84,12 @@ func (c *Client) Check(ctx context.Context, store, model string, q mapping.Query
 }
 
 // LatestModel returns the id of a store's newest authorization model, ""
-// when it has none.
+// when it has none. A deleted store is ErrInvalid: OpenFGA's delete is
+// soft, and its models and Checks still answer.
 func (c *Client) LatestModel(ctx context.Context, store string) (string, error) {
+	if _, httpResp, err := c.api.OpenFgaApi.GetStore(ctx, store).Execute(); err != nil {
+		return "", classify("reading store "+store, httpResp, err)
+	}
 	resp, httpResp, err := c.api.OpenFgaApi.ReadAuthorizationModels(ctx, store).PageSize(1).Execute()
 	if err != nil {
 		return "", classify("reading the models of store "+store, httpResp, err)
