@@ -28,6 +28,9 @@ func ExampleResourceModule() {
 	//     define patch: owner
 	//     define delete: owner
 	//     define watch: member
+	//     define manage_iam_roles: owner
+	//     define get_iam_roles: member
+	//     define get_iam_users: member
 }
 
 // What the webhook checks when bob lists configmaps in namespace default of

@@ -1,6 +1,8 @@
 package fga
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -53,19 +55,34 @@ func (r Resource) Validate() error {
 	return nil
 }
 
-// Permissions of the contract: members may read, owners may also write.
-// Both are inherited down the account tree through parent.
+// The IAM relations every account and resource type has, for the grant
+// API: who may assign and remove roles on an object, and who may see its
+// role assignments and users (Platform Mesh's names).
+const (
+	RelationManageIAMRoles = "manage_iam_roles"
+	RelationGetIAMRoles    = "get_iam_roles"
+	RelationGetIAMUsers    = "get_iam_users"
+)
+
+// IAMRelations are the IAM relations in the order the model writes them.
+var IAMRelations = []string{RelationManageIAMRoles, RelationGetIAMRoles, RelationGetIAMUsers}
+
+// Permissions of the contract: members may read, owners may also write
+// and delete. Both are inherited down the account tree through parent.
 var (
 	// parentRelationOf gives who may use a verb on the parent.
 	parentRelationOf = map[string]string{"create": RelationOwner, "list": RelationMember, "watch": RelationMember}
 	// objectRelationOf gives who may use a verb on an object.
 	objectRelationOf = map[string]string{"get": RelationMember, "watch": RelationMember,
 		"update": RelationOwner, "patch": RelationOwner, "delete": RelationOwner}
+	// iamRelationOf gives who may use an IAM relation of an object.
+	iamRelationOf = map[string]string{RelationManageIAMRoles: RelationOwner,
+		RelationGetIAMRoles: RelationMember, RelationGetIAMUsers: RelationMember}
 )
 
 // ResourceModule is the module generated for a bound resource: the
 // create_/list_/watch_ relations on its parent type and its own type with
-// parent, member, owner and the verbs.
+// parent, member, owner, the verbs and the IAM relations.
 func ResourceModule(r Resource) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "module %s\n\n", r.ModuleName())
@@ -82,14 +99,23 @@ func writeParentRelations(b *strings.Builder, r Resource) {
 	}
 }
 
-func writeResourceType(b *strings.Builder, r Resource) {
-	fmt.Fprintf(b, "type %s\n  relations\n", r.Type())
-	fmt.Fprintf(b, "    define %s: [%s]\n", RelationParent, r.ParentType())
+// writeObjectRelations writes owner, member, the verbs on one object and
+// the IAM relations of a type whose parent is of type parent.
+func writeObjectRelations(b *strings.Builder, parent string) {
+	fmt.Fprintf(b, "    define %s: [%s]\n", RelationParent, parent)
 	fmt.Fprintf(b, "    define %s: [%s, %s#%s] or %s from %s\n", RelationOwner, UserType, RoleType, RelationAssignee, RelationOwner, RelationParent)
 	fmt.Fprintf(b, "    define %s: [%s, %s#%s] or %s or %s from %s\n", RelationMember, UserType, RoleType, RelationAssignee, RelationOwner, RelationMember, RelationParent)
 	for _, verb := range ObjectVerbs {
 		fmt.Fprintf(b, "    define %s: %s\n", verb, objectRelationOf[verb])
 	}
+	for _, rel := range IAMRelations {
+		fmt.Fprintf(b, "    define %s: %s\n", rel, iamRelationOf[rel])
+	}
+}
+
+func writeResourceType(b *strings.Builder, r Resource) {
+	fmt.Fprintf(b, "type %s\n  relations\n", r.Type())
+	writeObjectRelations(b, r.ParentType())
 }
 
 // BuiltinResources are the kinds every workspace serves; the core module
@@ -143,14 +169,10 @@ func buildCoreModule() string {
 	fmt.Fprintf(&b, "type %s\n  relations\n    define %s: [%s, %s:*]\n\n", RoleType, RelationAssignee, UserType, UserType)
 
 	// The account: owners and members are inherited from the parent
-	// account; the verbs on the Account object are open to its members.
+	// account. Its members may read it; only its owners (and so the
+	// parent's) may change or delete it or manage its roles.
 	fmt.Fprintf(&b, "type %s\n  relations\n", AccountType)
-	fmt.Fprintf(&b, "    define %s: [%s]\n", RelationParent, AccountType)
-	fmt.Fprintf(&b, "    define %s: [%s, %s#%s] or %s from %s\n", RelationOwner, UserType, RoleType, RelationAssignee, RelationOwner, RelationParent)
-	fmt.Fprintf(&b, "    define %s: [%s, %s#%s] or %s or %s from %s\n", RelationMember, UserType, RoleType, RelationAssignee, RelationOwner, RelationMember, RelationParent)
-	for _, verb := range ObjectVerbs {
-		fmt.Fprintf(&b, "    define %s: %s or %s from %s\n", verb, RelationMember, verb, RelationParent)
-	}
+	writeObjectRelations(&b, AccountType)
 	var clusterScoped, namespaced []Resource
 	for _, r := range BuiltinResources {
 		if r.Namespaced {
@@ -191,4 +213,24 @@ func sortResources(rs []Resource) {
 		}
 		return rs[i].Plural < rs[j].Plural
 	})
+}
+
+// previousCoreModules are the SHA-256 sums of the core modules earlier
+// versions of the platform wrote into Stores' spec.coreModule
+// (testdata/core-module-<n>.fga holds their text).
+var previousCoreModules = map[string]bool{
+	// 1: members could update, patch and delete Accounts.
+	"d6804d49a40a5ccfb841bbe0a3e3fa53382f6bca0422c069602dd057b6b1c1cd": true,
+}
+
+// CurrentCoreModule returns the core module a Store's model is composed
+// from: CoreModule when spec is a core module an earlier platform wrote
+// (so organizations created before a model change get the new one), and
+// spec unchanged otherwise (a core module someone wrote by hand is kept).
+func CurrentCoreModule(spec string) (string, bool) {
+	sum := sha256.Sum256([]byte(spec))
+	if spec != CoreModule && previousCoreModules[hex.EncodeToString(sum[:])] {
+		return CoreModule, true
+	}
+	return spec, false
 }

@@ -2,6 +2,8 @@ package fga
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -41,6 +43,7 @@ func TestCoreModuleParses(t *testing.T) {
 	typeDef(t, model, UserType)
 	hasRelations(t, typeDef(t, model, RoleType), RelationAssignee)
 	hasRelations(t, typeDef(t, model, AccountType), "parent", "owner", "member", "get", "update", "delete", "patch", "watch",
+		"manage_iam_roles", "get_iam_roles", "get_iam_users",
 		"create_core_platform-mesh_io_accounts", "list_core_platform-mesh_io_accounts", "watch_core_platform-mesh_io_accounts",
 		"create_core_namespaces", "list_core_namespaces", "watch_core_namespaces",
 		"create_apis_kcp_io_apibindings", "list_rbac_authorization_k8s_io_clusterroles")
@@ -49,7 +52,8 @@ func TestCoreModuleParses(t *testing.T) {
 		"create_core_secrets", "list_rbac_authorization_k8s_io_roles")
 	for _, r := range BuiltinResources {
 		td := typeDef(t, model, r.Type())
-		hasRelations(t, td, "parent", "owner", "member", "get", "update", "delete", "patch", "watch")
+		hasRelations(t, td, "parent", "owner", "member", "get", "update", "delete", "patch", "watch",
+			"manage_iam_roles", "get_iam_roles", "get_iam_users")
 	}
 	if len(model.GetTypeDefinitions()) != 3+len(BuiltinResources) {
 		t.Fatalf("core model has %d types, want user, role, account and %d built-in kinds", len(model.GetTypeDefinitions()), len(BuiltinResources))
@@ -97,6 +101,9 @@ func TestResourceModule(t *testing.T) {
 	hasRelations(t, typeDef(t, model, "example_com_widget"), "parent", "owner", "member", "get", "update", "delete", "patch", "watch")
 	hasRelations(t, typeDef(t, model, AccountType), "create_mongodb_example_io_clusters", "list_mongodb_example_io_clusters")
 	hasRelations(t, typeDef(t, model, "mongodb_example_io_cluster"), "parent", "member", "owner", "get")
+	for _, typ := range []string{"example_com_widget", "mongodb_example_io_cluster"} {
+		wantGrants(t, model, typ, objectGrants)
+	}
 }
 
 func TestResourceValidate(t *testing.T) {
@@ -204,5 +211,95 @@ func TestComposeSkippingBadCore(t *testing.T) {
 	ext := "module core\n\nextend type user\n  relations\n    define x: [user]\n"
 	if _, _, err := ComposeSkipping(Module{Name: "core", Contents: ext}, nil); err == nil {
 		t.Fatal("a core module that only extends composed")
+	}
+}
+
+// grantedTo returns the relation a relation is defined as when it is
+// exactly one computed relation of the same object ("define delete:
+// owner"), else "".
+func grantedTo(t *testing.T, model *openfgav1.AuthorizationModel, typ, rel string) string {
+	t.Helper()
+	us, ok := typeDef(t, model, typ).GetRelations()[rel]
+	if !ok {
+		t.Fatalf("type %s has no relation %s", typ, rel)
+	}
+	return us.GetComputedUserset().GetRelation()
+}
+
+// objectGrants is who may do what with one object of any type: members
+// read and see the roles, owners write, delete and manage the roles.
+var objectGrants = map[string]string{
+	"get": RelationMember, "watch": RelationMember,
+	"update": RelationOwner, "patch": RelationOwner, "delete": RelationOwner,
+	"manage_iam_roles": RelationOwner, "get_iam_roles": RelationMember, "get_iam_users": RelationMember,
+}
+
+func wantGrants(t *testing.T, model *openfgav1.AuthorizationModel, typ string, grants map[string]string) {
+	t.Helper()
+	for rel, want := range grants {
+		if got := grantedTo(t, model, typ, rel); got != want {
+			t.Errorf("%s: %s is granted to %q, want exactly %q", typ, rel, got, want)
+		}
+	}
+}
+
+// Issue 23: a member of an organization could update, patch and delete
+// the Accounts in it (and so take another member's workspace and data);
+// members only read an Account, its owners (its creator, the parent's
+// owners) change and delete it.
+func TestAccountPermissions(t *testing.T) {
+	model, err := Compose([]Module{{Name: CoreModuleName, Contents: CoreModule}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGrants(t, model, AccountType, objectGrants)
+	wantGrants(t, model, AccountType, map[string]string{
+		AccountResource.Relation("create"): RelationOwner,
+		AccountResource.Relation("list"):   RelationMember,
+		AccountResource.Relation("watch"):  RelationMember,
+	})
+	for _, r := range BuiltinResources {
+		wantGrants(t, model, r.Type(), objectGrants)
+	}
+	// Owners are members, and both are inherited from the parent
+	// account: an organization's owners own (and may delete) every
+	// account below it.
+	acc := typeDef(t, model, AccountType).GetRelations()
+	owner := acc[RelationOwner].GetUnion().GetChild()
+	if len(owner) != 2 || owner[1].GetTupleToUserset().GetTupleset().GetRelation() != RelationParent ||
+		owner[1].GetTupleToUserset().GetComputedUserset().GetRelation() != RelationOwner {
+		t.Errorf("account owner is %v, want direct or owner from parent", acc[RelationOwner])
+	}
+	member := acc[RelationMember].GetUnion().GetChild()
+	if len(member) != 3 || member[1].GetComputedUserset().GetRelation() != RelationOwner ||
+		member[2].GetTupleToUserset().GetComputedUserset().GetRelation() != RelationMember {
+		t.Errorf("account member is %v, want direct, owner or member from parent", acc[RelationMember])
+	}
+}
+
+// Organizations created before a model change carry the earlier core
+// module in their Store; it is replaced by the current one, a core module
+// written by hand is kept.
+func TestCurrentCoreModule(t *testing.T) {
+	files, err := filepath.Glob("testdata/core-module-*.fga")
+	if err != nil || len(files) != len(previousCoreModules) {
+		t.Fatalf("testdata has %d earlier core modules, previousCoreModules %d (%v)", len(files), len(previousCoreModules), err)
+	}
+	for _, f := range files {
+		old, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, changed := CurrentCoreModule(string(old)); !changed || got != CoreModule {
+			t.Errorf("%s is not replaced by the current core module", f)
+		}
+		if _, err := Compose([]Module{{Name: CoreModuleName, Contents: string(old)}}); err != nil {
+			t.Errorf("%s does not parse: %v", f, err)
+		}
+	}
+	for _, spec := range []string{CoreModule, CoreModule + "\n", "module core\n\ntype user\n", ""} {
+		if got, changed := CurrentCoreModule(spec); changed || got != spec {
+			t.Errorf("core module %.40q was replaced", spec)
+		}
 	}
 }
