@@ -195,10 +195,13 @@ func (s *modelStep) reconcile(ctx context.Context, st *state) result {
 			modules = append(modules, fga.Module{Name: "bound/" + r.ModuleName(), Contents: fga.ResourceModule(r)})
 		}
 	}
-	key, inputs := storeKey(st), modelInputs(store.Spec.CoreModule, modules)
+	// A core module the platform wrote before is read as today's, so
+	// existing organizations get model changes without editing their Store.
+	core, _ := fga.CurrentCoreModule(store.Spec.CoreModule)
+	key, inputs := storeKey(st), modelInputs(core, modules)
 	id, rejected, same := s.unchanged(key, inputs, store)
 	if !same {
-		model, left, err := s.models.compose(inputs, store.Spec.CoreModule, modules)
+		model, left, err := s.models.compose(inputs, core, modules)
 		if err != nil {
 			return fail(corev1alpha1.ReasonInvalidModel, err.Error(), resync)
 		}
