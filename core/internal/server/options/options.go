@@ -72,6 +72,10 @@ type Options struct {
 	// ServiceAccountIssuers: the first is the "iss" of new tokens; all are
 	// accepted. The API audiences are the first issuer.
 	ServiceAccountIssuers []string
+	// ServiceAccountMaxTokenExpiration is the longest lifetime of a token
+	// minted by TokenRequest; longer requests are shortened to it (0: kube's
+	// 2^32 seconds).
+	ServiceAccountMaxTokenExpiration time.Duration
 	// AuthorizationWebhookConfigFile is a kubeconfig naming the
 	// authorization webhook, asked after RBAC (kube's and kcp's flag).
 	AuthorizationWebhookConfigFile string
@@ -148,6 +152,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"PEM file of public (or private) keys that verify service-account tokens, besides the signing key; may be repeated.")
 	fs.StringArrayVar(&o.ServiceAccountIssuers, "service-account-issuer", o.ServiceAccountIssuers,
 		"Issuer (\"iss\") of service-account tokens; may be repeated: the first signs new tokens, all are accepted.")
+	fs.DurationVar(&o.ServiceAccountMaxTokenExpiration, "service-account-max-token-expiration", o.ServiceAccountMaxTokenExpiration,
+		"The longest lifetime of a token minted by TokenRequest (kubectl create token); a request for longer gets a token for this long, with a warning. Between 1h and 2^32 seconds; 0: no maximum but kube's 2^32 seconds.")
 	fs.StringVar(&o.AuthorizationWebhookConfigFile, "authorization-webhook-config-file", o.AuthorizationWebhookConfigFile,
 		"Kubeconfig file naming an authorization webhook (SubjectAccessReviews over HTTPS), asked after system groups and RBAC; the logical cluster is in spec.extra[\"authorization.kcp.io/cluster-name\"]. When it cannot answer, the request is denied.")
 	fs.StringVar(&o.AuthorizationWebhookVersion, "authorization-webhook-version", o.AuthorizationWebhookVersion,
@@ -208,6 +214,9 @@ func (o *Options) Validate() []error {
 	}
 	if len(o.ServiceAccountIssuers) == 0 || o.ServiceAccountIssuers[0] == "" {
 		errs = append(errs, fmt.Errorf("--service-account-issuer must not be empty"))
+	}
+	if m := o.ServiceAccountMaxTokenExpiration; m != 0 && (m < time.Hour || m > (1<<32)*time.Second) {
+		errs = append(errs, fmt.Errorf("--service-account-max-token-expiration %s: want 0 or between 1h and 2^32 seconds", m))
 	}
 	for _, f := range o.ServiceAccountKeyFiles {
 		if _, err := os.Stat(f); err != nil {
