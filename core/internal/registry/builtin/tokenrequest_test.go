@@ -47,7 +47,7 @@ func TestValidateTokenRequest(t *testing.T) {
 
 func TestCapExpiration(t *testing.T) {
 	for _, tt := range []struct {
-		name                   string
+		name               string
 		seconds, max, want int64
 	}{
 		{"no maximum", 1 << 32, 0, 1 << 32},
