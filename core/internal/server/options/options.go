@@ -86,6 +86,9 @@ type Options struct {
 	// long the webhook's allowed and not-allowed answers are cached.
 	AuthorizationWebhookCacheAuthorizedTTL   time.Duration
 	AuthorizationWebhookCacheUnauthorizedTTL time.Duration
+	// AuthorizationWebhookTimeout bounds one call to the webhook; after a
+	// failure the core denies without asking until a probe finds it back.
+	AuthorizationWebhookTimeout time.Duration
 	// AuthorizationWebhookRulesPath, when set, is the path on the
 	// webhook's server that lists a user's rules for
 	// SelfSubjectRulesReviews (a Meshplane extension).
@@ -111,7 +114,10 @@ func New() *Options {
 		AuthorizationWebhookVersion:              "v1beta1",
 		AuthorizationWebhookCacheAuthorizedTTL:   5 * time.Minute,
 		AuthorizationWebhookCacheUnauthorizedTTL: 30 * time.Second,
-		ShardName:                                "root",
+		// Far above a healthy webhook's answer (milliseconds), far below
+		// kube's 30s, which let a hung webhook hold every request.
+		AuthorizationWebhookTimeout: 2 * time.Second,
+		ShardName:                   "root",
 	}
 }
 
@@ -162,6 +168,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long to cache an allowed answer of the authorization webhook.")
 	fs.DurationVar(&o.AuthorizationWebhookCacheUnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.AuthorizationWebhookCacheUnauthorizedTTL,
 		"How long to cache a not-allowed answer of the authorization webhook.")
+	fs.DurationVar(&o.AuthorizationWebhookTimeout, "authorization-webhook-timeout", o.AuthorizationWebhookTimeout,
+		"How long one call to the authorization webhook may take (kube's default is 30s). When it fails (times out, is refused, answers 5xx) the core denies what RBAC does not allow at once, without asking it, until a probe after a back-off (1s, doubling up to 10s) finds it answering again.")
 	fs.StringVar(&o.AuthorizationWebhookRulesPath, "authorization-webhook-rules-path", o.AuthorizationWebhookRulesPath,
 		"Path on the authorization webhook's server (e.g. /rules) that lists a user's rules; SelfSubjectRulesReviews then show them besides RBAC's. Empty: RBAC's rules only.")
 }
@@ -230,6 +238,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.AuthorizationWebhookRulesPath != "" && (o.AuthorizationWebhookConfigFile == "" || o.AuthorizationWebhookRulesPath[0] != '/') {
 		errs = append(errs, fmt.Errorf("--authorization-webhook-rules-path %q: want an absolute path, with --authorization-webhook-config-file", o.AuthorizationWebhookRulesPath))
+	}
+	if o.AuthorizationWebhookTimeout <= 0 || o.AuthorizationWebhookTimeout > 30*time.Second {
+		errs = append(errs, fmt.Errorf("--authorization-webhook-timeout %s: want more than 0 and at most 30s", o.AuthorizationWebhookTimeout))
 	}
 	if o.AuthorizationWebhookCacheAuthorizedTTL < 0 || o.AuthorizationWebhookCacheUnauthorizedTTL < 0 {
 		errs = append(errs, fmt.Errorf("--authorization-webhook-cache-authorized-ttl and --authorization-webhook-cache-unauthorized-ttl must not be negative"))
