@@ -15,6 +15,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/impersonation"
 	"github.com/meshplane/meshplane/core/internal/openapi/clusterspec"
+	"github.com/meshplane/meshplane/core/internal/server/bodylimits"
 	"github.com/meshplane/meshplane/core/internal/serviceaccount"
 	"github.com/meshplane/meshplane/core/internal/tenancy/home"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
@@ -29,7 +30,8 @@ import (
 // own generic chain to the mount proxy, see mounts.go) and the cluster path
 // filter (before the generic chain parses the request), the generic
 // chain (handlerchain: authentication, audit, authorization, limits,
-// deadlines), the cluster checks, and then the handlers: home workspace,
+// deadlines), the cluster checks, the bounds on a write's body
+// (bodylimits), and then the handlers: home workspace,
 // discovery, OpenAPI, custom resources and finally apiHandler (the
 // built-in APIs).
 func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
@@ -38,7 +40,7 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 	api := &discovery.Handler{CRDs: p.discoveredCRDs, Static: apiHandler, Next: apiexportvw.WithOpenAPI(openapi, p.exports, apiHandler)}
 	homes := &home.Handler{Clients: p.reg.tenancyClients(), Bindings: p.reg.clusterRoleBindings, Index: p.index, Types: p.types,
 		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(apiresourceschemavw.WithDiscovery(api), p.exports)}
-	chain := handlerchain.Build(authorization.WithDeepReviews(withClusterChecks(homes)), c, p.signals)
+	chain := handlerchain.Build(authorization.WithDeepReviews(withClusterChecks(bodylimits.WithLimits(homes, builtinapi.Codecs))), c, p.signals)
 	chain = impersonation.WithScope(chain)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
 	chain = p.withMounts(chain, c)
