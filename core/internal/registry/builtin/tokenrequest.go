@@ -121,6 +121,10 @@ func (r *tokenRequestREST) Create(ctx context.Context, name string, obj runtime.
 		Expiration: time.Duration(*req.Spec.ExpirationSeconds) * time.Second}
 	if ref := req.Spec.BoundObjectRef; ref != nil {
 		secretObj, err := r.secrets.Get(ctx, ref.Name, &metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			// The registry names the request's resource (serviceaccounts).
+			return nil, apierrors.NewNotFound(corev1.Resource("secrets"), ref.Name)
+		}
 		if err != nil {
 			return nil, err
 		}
