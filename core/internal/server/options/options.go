@@ -114,9 +114,11 @@ func New() *Options {
 		AuthorizationWebhookVersion:              "v1beta1",
 		AuthorizationWebhookCacheAuthorizedTTL:   5 * time.Minute,
 		AuthorizationWebhookCacheUnauthorizedTTL: 30 * time.Second,
-		// Far above a healthy webhook's answer (milliseconds), far below
-		// kube's 30s, which let a hung webhook hold every request.
-		AuthorizationWebhookTimeout: 2 * time.Second,
+		// Far above a healthy webhook's answer (milliseconds) and above
+		// the rebac-authz-webhook's own OpenFGA timeout (2s, so that it
+		// answers "no opinion" first), far below kube's 30s, which let a
+		// hung webhook hold every request.
+		AuthorizationWebhookTimeout: 3 * time.Second,
 		ShardName:                   "root",
 	}
 }
