@@ -232,6 +232,24 @@ if [[ ${REBAC_BENCH:-1} != 0 ]]; then
 	} | tee -a bench-results.md
 fi
 
+# Hardening (issue 28): 200 clients of one tenant listing and re-watching
+# a namespace that holds the largest ConfigMap the limits admit, over and
+# over for HARDEN_BENCH_SECONDS (default 30), with the core's peak RSS and
+# another tenant's creates before and during; then HARDEN_BENCH_DENIED
+# (default 2000) requests RBAC does not allow, 10 clients, with the
+# authorization webhook SIGSTOPped (p50/p99/max). The kit starts its own
+# cores (bin/meshplane). Skip with HARDEN_BENCH=0.
+if [[ ${HARDEN_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## hardening $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		HARDEN_BENCH_RUN=1 HARDEN_BENCH_OUT="$DIR/hardening.md" MESHPLANE_BIN="$ROOT/bin/meshplane" \
+			go test -count=1 -timeout 20m -run TestHardeningBench ./bench/test/hardening/ 2>&1 | grep -E '^(ok|FAIL|---)' || true
+		cat "$DIR/hardening.md" 2>/dev/null || true
+	} | tee -a bench-results.md
+fi
+
 # The account-operator: scripts/accounts-cost.sh starts the whole platform
 # (bin/meshplane-platform, as `make run`) in a temporary root directory on a
 # free 20-port range, then ACCOUNTS_ORGS (default 100) org Accounts and

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"runtime"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -15,6 +16,8 @@ import (
 	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/impersonation"
 	"github.com/meshplane/meshplane/core/internal/openapi/clusterspec"
+	"github.com/meshplane/meshplane/core/internal/server/bodylimits"
+	"github.com/meshplane/meshplane/core/internal/server/listlimit"
 	"github.com/meshplane/meshplane/core/internal/serviceaccount"
 	"github.com/meshplane/meshplane/core/internal/tenancy/home"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
@@ -29,7 +32,8 @@ import (
 // own generic chain to the mount proxy, see mounts.go) and the cluster path
 // filter (before the generic chain parses the request), the generic
 // chain (handlerchain: authentication, audit, authorization, limits,
-// deadlines), the cluster checks, and then the handlers: home workspace,
+// deadlines), the cluster checks, the bounds on a write's body
+// (bodylimits), and then the handlers: home workspace,
 // discovery, OpenAPI, custom resources and finally apiHandler (the
 // built-in APIs).
 func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
@@ -38,7 +42,7 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 	api := &discovery.Handler{CRDs: p.discoveredCRDs, Static: apiHandler, Next: apiexportvw.WithOpenAPI(openapi, p.exports, apiHandler)}
 	homes := &home.Handler{Clients: p.reg.tenancyClients(), Bindings: p.reg.clusterRoleBindings, Index: p.index, Types: p.types,
 		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(apiresourceschemavw.WithDiscovery(api), p.exports)}
-	chain := handlerchain.Build(authorization.WithDeepReviews(withClusterChecks(homes)), c, p.signals)
+	chain := handlerchain.Build(authorization.WithDeepReviews(withClusterChecks(listlimit.WithLimit(bodylimits.WithLimits(homes, builtinapi.Codecs), maxTenantLists))), c, p.signals)
 	chain = impersonation.WithScope(chain)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
 	chain = p.withMounts(chain, c)
@@ -46,6 +50,11 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 	chain = apiexportvw.WithVirtualWorkspace(lifecycle.WithVirtualWorkspaces(chain), p.exports)
 	return apiresourceschemavw.WithVirtualWorkspace(chain, p.index.Resolve, p.boundSchemas)
 }
+
+// maxTenantLists is how many LISTs of users outside the system groups are
+// served at once (listlimit): a few per CPU keep the CPUs busy without
+// starving writes.
+var maxTenantLists = 4 * runtime.GOMAXPROCS(0)
 
 // discoveredCRDs is what discovery shows: in the APIExport virtual
 // workspace the export's resources, elsewhere the cluster's CRDs and

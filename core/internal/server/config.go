@@ -88,15 +88,19 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 	}
 	c := &Config{Options: opts, TokenAuthenticator: tokenAuthn, CAFile: caFile, Tokens: tokens}
 	if opts.AuthorizationWebhookConfigFile != "" {
+		breaker := webhook.NewBreaker(webhook.MinBackoff, webhook.MaxBackoff)
 		if c.AuthorizationWebhook.Authorizer, err = webhook.New(webhook.Config{
 			KubeconfigFile: opts.AuthorizationWebhookConfigFile, Version: opts.AuthorizationWebhookVersion,
 			AuthorizedTTL:   opts.AuthorizationWebhookCacheAuthorizedTTL,
 			UnauthorizedTTL: opts.AuthorizationWebhookCacheUnauthorizedTTL,
+			Timeout:         opts.AuthorizationWebhookTimeout,
+			Breaker:         breaker,
 		}); err != nil {
 			return nil, err
 		}
 		if opts.AuthorizationWebhookRulesPath != "" {
-			if c.AuthorizationWebhook.Rules, err = webhook.NewRules(opts.AuthorizationWebhookConfigFile, opts.AuthorizationWebhookRulesPath); err != nil {
+			if c.AuthorizationWebhook.Rules, err = webhook.NewRules(opts.AuthorizationWebhookConfigFile, opts.AuthorizationWebhookRulesPath,
+				opts.AuthorizationWebhookTimeout, breaker); err != nil {
 				return nil, err
 			}
 		}

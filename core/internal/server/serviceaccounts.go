@@ -104,7 +104,7 @@ func (p *parts) newServiceAccounts() error {
 		}
 		token, exp, err := issuer.Bound(sub, audiences, b.Expiration, time.Now())
 		return token, audiences, exp, err
-	})
+	}, c.Options.ServiceAccountMaxTokenExpiration)
 	return nil
 }
 

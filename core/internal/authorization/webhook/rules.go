@@ -13,7 +13,6 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/rest"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
@@ -29,11 +28,16 @@ type Rules struct {
 	url    string
 }
 
-// NewRules builds the rule resolver from the webhook's kubeconfig.
-func NewRules(kubeconfigFile, path string) (*Rules, error) {
-	rc, err := webhookutil.LoadKubeconfig(kubeconfigFile, nil)
+// NewRules builds the rule resolver from the webhook's kubeconfig, each
+// call bounded by timeout (10 s when 0) and behind the webhook's breaker
+// (none when nil).
+func NewRules(kubeconfigFile, path string, timeout time.Duration, b *Breaker) (*Rules, error) {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	rc, err := clientConfig(kubeconfigFile, timeout, b)
 	if err != nil {
-		return nil, fmt.Errorf("authorization webhook config file %s: %w", kubeconfigFile, err)
+		return nil, err
 	}
 	u, err := url.Parse(rc.Host)
 	if err != nil {
@@ -44,7 +48,6 @@ func NewRules(kubeconfigFile, path string) (*Rules, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authorization webhook client: %w", err)
 	}
-	hc.Timeout = 10 * time.Second
 	return &Rules{client: hc, url: u.String()}, nil
 }
 

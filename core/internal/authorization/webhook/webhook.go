@@ -4,11 +4,14 @@
 // review's spec.extra, as kcp asks. It fails closed: when the webhook
 // cannot answer (down, timeout, 5xx) the decision is NoOpinion without an
 // error, which the end of the chain turns into a 403 (an error would make
-// the request a 500).
+// the request a 500). It fails fast: each call has a short timeout, and
+// after a failure a circuit breaker denies at once (without asking) until
+// a probe after a back-off finds the webhook answering again.
 package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/apiserver/plugin/pkg/authorizer/webhook"
 	webhookmetrics "k8s.io/apiserver/plugin/pkg/authorizer/webhook/metrics"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
@@ -40,17 +44,39 @@ type Config struct {
 	// AuthorizedTTL and UnauthorizedTTL are how long allowed and not
 	// allowed answers are cached.
 	AuthorizedTTL, UnauthorizedTTL time.Duration
+	// Timeout bounds one call to the webhook (kube's default is 30 s).
+	Timeout time.Duration
+	// Breaker fails calls fast while the webhook is known down; share it
+	// with the rules client (NewRules) of the same webhook.
+	Breaker *Breaker
+}
+
+// clientConfig loads the webhook's kubeconfig with the timeout and the
+// breaker.
+func clientConfig(kubeconfigFile string, timeout time.Duration, b *Breaker) (*rest.Config, error) {
+	rc, err := webhookutil.LoadKubeconfig(kubeconfigFile, nil)
+	if err != nil {
+		return nil, fmt.Errorf("authorization webhook config file %s: %w", kubeconfigFile, err)
+	}
+	if timeout > 0 {
+		rc.Timeout = timeout
+	}
+	if b != nil {
+		rc.Wrap(b.RoundTripper)
+	}
+	return rc, nil
 }
 
 // New builds the authorizer. A bad kubeconfig file is an error here, not
 // at the first request.
 func New(c Config) (authorizer.Authorizer, error) {
-	rc, err := webhookutil.LoadKubeconfig(c.KubeconfigFile, nil)
+	rc, err := clientConfig(c.KubeconfigFile, c.Timeout, c.Breaker)
 	if err != nil {
-		return nil, fmt.Errorf("authorization webhook config file %s: %w", c.KubeconfigFile, err)
+		return nil, err
 	}
-	// kube's retries: a 5xx or timeout is asked again, with back-off
-	// (about 4 s in all); a refused connection fails at once.
+	// kube's retries: a 500 or a 503 with Retry-After is asked again, with
+	// back-off (about 4 s in all); a refused connection or a timeout fails
+	// at once, and so does every call while the breaker is open.
 	backoff := *webhook.DefaultRetryBackoff()
 	compiler := authorizationcel.NewDefaultCompiler()
 	a, err := webhook.New(rc, c.Version, c.AuthorizedTTL, c.UnauthorizedTTL, backoff,
@@ -69,6 +95,10 @@ type withCluster struct {
 
 func (w withCluster) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 	d, reason, err := w.authorize(ctx, a)
+	if errors.Is(err, ErrUnavailable) {
+		// The breaker logged when it opened.
+		return authorizer.DecisionNoOpinion, "the authorization webhook is unavailable", nil
+	}
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "authorization webhook failed; not allowing", "user", userName(a), "verb", a.GetVerb(), "resource", a.GetResource(), "path", a.GetPath())
 		return authorizer.DecisionNoOpinion, "the authorization webhook could not answer", nil

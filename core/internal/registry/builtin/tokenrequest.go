@@ -14,15 +14,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
 )
 
-// Token lifetimes a TokenRequest may ask for, as kube-apiserver allows.
+// Token lifetimes a TokenRequest may ask for, in seconds, as
+// kube-apiserver allows. They are compared as seconds: a time.Duration of
+// a tenant's expirationSeconds overflows beyond about 292 years.
 const (
-	defaultTokenExpiration = time.Hour
-	minTokenExpiration     = 10 * time.Minute
-	maxTokenExpiration     = (1 << 32) * time.Second
+	defaultTokenExpirationSeconds = int64(time.Hour / time.Second)
+	minTokenExpirationSeconds     = int64(10 * time.Minute / time.Second)
+	maxTokenExpirationSeconds     = int64(1) << 32
 )
 
 // TokenBinding is what a bound token is minted for.
@@ -41,13 +44,16 @@ type TokenMinter func(b TokenBinding) (token string, audiences []string, expires
 
 // AddTokenRequest adds serviceaccounts/token (TokenRequest), answered
 // with tokens mint signs. Tokens may be bound to a Secret; Pods and Nodes
-// do not exist here.
-func AddTokenRequest(s Storage, mint TokenMinter) {
+// do not exist here. A longer lifetime than maxExpiration (when not 0) is
+// shortened to it with a warning, as kube-apiserver's
+// --service-account-max-token-expiration does.
+func AddTokenRequest(s Storage, mint TokenMinter, maxExpiration time.Duration) {
 	gv := corev1.SchemeGroupVersion
 	s.add(gv, "serviceaccounts/token", &tokenRequestREST{
-		serviceAccounts: s[gv]["serviceaccounts"].(rest.Getter),
-		secrets:         s[gv]["secrets"].(rest.Getter),
-		mint:            mint,
+		serviceAccounts:      s[gv]["serviceaccounts"].(rest.Getter),
+		secrets:              s[gv]["secrets"].(rest.Getter),
+		mint:                 mint,
+		maxExpirationSeconds: int64(maxExpiration / time.Second),
 	})
 }
 
@@ -55,6 +61,9 @@ type tokenRequestREST struct {
 	serviceAccounts rest.Getter
 	secrets         rest.Getter
 	mint            TokenMinter
+	// maxExpirationSeconds is the server's longest lifetime (0: kube's
+	// 2^32 seconds only).
+	maxExpirationSeconds int64
 }
 
 var (
@@ -89,11 +98,15 @@ func (r *tokenRequestREST) Create(ctx context.Context, name string, obj runtime.
 		return nil, apierrors.NewBadRequest("a TokenRequest needs one logical cluster")
 	}
 	if req.Spec.ExpirationSeconds == nil {
-		s := int64(defaultTokenExpiration / time.Second)
+		s := defaultTokenExpirationSeconds
 		req.Spec.ExpirationSeconds = &s
 	}
 	if errs := validateTokenRequest(req); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(tokenRequestGVK.GroupKind(), name, errs)
+	}
+	if s := capExpiration(*req.Spec.ExpirationSeconds, r.maxExpirationSeconds); s != *req.Spec.ExpirationSeconds {
+		warning.AddWarning(ctx, "", fmt.Sprintf("requested expiration of %d seconds shortened to %d seconds", *req.Spec.ExpirationSeconds, s))
+		req.Spec.ExpirationSeconds = &s
 	}
 	if createValidation != nil {
 		if err := createValidation(ctx, req.DeepCopyObject()); err != nil {
@@ -108,6 +121,10 @@ func (r *tokenRequestREST) Create(ctx context.Context, name string, obj runtime.
 		Expiration: time.Duration(*req.Spec.ExpirationSeconds) * time.Second}
 	if ref := req.Spec.BoundObjectRef; ref != nil {
 		secretObj, err := r.secrets.Get(ctx, ref.Name, &metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			// The registry names the request's resource (serviceaccounts).
+			return nil, apierrors.NewNotFound(corev1.Resource("secrets"), ref.Name)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -129,15 +146,23 @@ func (r *tokenRequestREST) Create(ctx context.Context, name string, obj runtime.
 	return out, nil
 }
 
-// validateTokenRequest applies kube-apiserver's bounds.
+// capExpiration shortens seconds to the server's maximum (none when 0).
+func capExpiration(seconds, maxSeconds int64) int64 {
+	if maxSeconds > 0 && seconds > maxSeconds {
+		return maxSeconds
+	}
+	return seconds
+}
+
+// validateTokenRequest applies kube-apiserver's bounds, in seconds.
 func validateTokenRequest(req *authenticationv1.TokenRequest) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	exp := time.Duration(*req.Spec.ExpirationSeconds) * time.Second
-	if exp < minTokenExpiration {
+	exp := *req.Spec.ExpirationSeconds
+	if exp < minTokenExpirationSeconds {
 		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), *req.Spec.ExpirationSeconds, "may not specify a duration less than 10 minutes"))
 	}
-	if exp > maxTokenExpiration {
+	if exp > maxTokenExpirationSeconds {
 		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), *req.Spec.ExpirationSeconds, "may not specify a duration larger than 2^32 seconds"))
 	}
 	if ref := req.Spec.BoundObjectRef; ref != nil {

@@ -79,6 +79,10 @@ type Options struct {
 	// ServiceAccountIssuers: the first is the "iss" of new tokens; all are
 	// accepted. The API audiences are the first issuer.
 	ServiceAccountIssuers []string
+	// ServiceAccountMaxTokenExpiration is the longest lifetime of a token
+	// minted by TokenRequest; longer requests are shortened to it (0: kube's
+	// 2^32 seconds).
+	ServiceAccountMaxTokenExpiration time.Duration
 	// AuthorizationWebhookConfigFile is a kubeconfig naming the
 	// authorization webhook, asked after RBAC (kube's and kcp's flag).
 	AuthorizationWebhookConfigFile string
@@ -89,6 +93,9 @@ type Options struct {
 	// long the webhook's allowed and not-allowed answers are cached.
 	AuthorizationWebhookCacheAuthorizedTTL   time.Duration
 	AuthorizationWebhookCacheUnauthorizedTTL time.Duration
+	// AuthorizationWebhookTimeout bounds one call to the webhook; after a
+	// failure the core denies without asking until a probe finds it back.
+	AuthorizationWebhookTimeout time.Duration
 	// AuthorizationWebhookRulesPath, when set, is the path on the
 	// webhook's server that lists a user's rules for
 	// SelfSubjectRulesReviews (a Meshplane extension).
@@ -114,7 +121,12 @@ func New() *Options {
 		AuthorizationWebhookVersion:              "v1beta1",
 		AuthorizationWebhookCacheAuthorizedTTL:   5 * time.Minute,
 		AuthorizationWebhookCacheUnauthorizedTTL: 30 * time.Second,
-		ShardName:                                "root",
+		// Far above a healthy webhook's answer (milliseconds) and above
+		// the rebac-authz-webhook's own OpenFGA timeout (2s, so that it
+		// answers "no opinion" first), far below kube's 30s, which let a
+		// hung webhook hold every request.
+		AuthorizationWebhookTimeout: 3 * time.Second,
+		ShardName:                   "root",
 	}
 }
 
@@ -159,6 +171,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"PEM file of public (or private) keys that verify service-account tokens, besides the signing key; may be repeated.")
 	fs.StringArrayVar(&o.ServiceAccountIssuers, "service-account-issuer", o.ServiceAccountIssuers,
 		"Issuer (\"iss\") of service-account tokens; may be repeated: the first signs new tokens, all are accepted.")
+	fs.DurationVar(&o.ServiceAccountMaxTokenExpiration, "service-account-max-token-expiration", o.ServiceAccountMaxTokenExpiration,
+		"The longest lifetime of a token minted by TokenRequest (kubectl create token); a request for longer gets a token for this long, with a warning. Between 1h and 2^32 seconds; 0: no maximum but kube's 2^32 seconds.")
 	fs.StringVar(&o.AuthorizationWebhookConfigFile, "authorization-webhook-config-file", o.AuthorizationWebhookConfigFile,
 		"Kubeconfig file naming an authorization webhook (SubjectAccessReviews over HTTPS), asked after system groups and RBAC; the logical cluster is in spec.extra[\"authorization.kcp.io/cluster-name\"]. When it cannot answer, the request is denied.")
 	fs.StringVar(&o.AuthorizationWebhookVersion, "authorization-webhook-version", o.AuthorizationWebhookVersion,
@@ -167,6 +181,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long to cache an allowed answer of the authorization webhook.")
 	fs.DurationVar(&o.AuthorizationWebhookCacheUnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.AuthorizationWebhookCacheUnauthorizedTTL,
 		"How long to cache a not-allowed answer of the authorization webhook.")
+	fs.DurationVar(&o.AuthorizationWebhookTimeout, "authorization-webhook-timeout", o.AuthorizationWebhookTimeout,
+		"How long one call to the authorization webhook may take (kube's default is 30s). When it fails (times out, is refused, answers 5xx) the core denies what RBAC does not allow at once, without asking it, until a probe after a back-off (1s, doubling up to 10s) finds it answering again.")
 	fs.StringVar(&o.AuthorizationWebhookRulesPath, "authorization-webhook-rules-path", o.AuthorizationWebhookRulesPath,
 		"Path on the authorization webhook's server (e.g. /rules) that lists a user's rules; SelfSubjectRulesReviews then show them besides RBAC's. Empty: RBAC's rules only.")
 }
@@ -220,6 +236,9 @@ func (o *Options) Validate() []error {
 	if len(o.ServiceAccountIssuers) == 0 || o.ServiceAccountIssuers[0] == "" {
 		errs = append(errs, fmt.Errorf("--service-account-issuer must not be empty"))
 	}
+	if m := o.ServiceAccountMaxTokenExpiration; m != 0 && (m < time.Hour || m > (1<<32)*time.Second) {
+		errs = append(errs, fmt.Errorf("--service-account-max-token-expiration %s: want 0 or between 1h and 2^32 seconds", m))
+	}
 	for _, f := range o.ServiceAccountKeyFiles {
 		if _, err := os.Stat(f); err != nil {
 			errs = append(errs, fmt.Errorf("--service-account-key-file: %w", err))
@@ -232,6 +251,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.AuthorizationWebhookRulesPath != "" && (o.AuthorizationWebhookConfigFile == "" || o.AuthorizationWebhookRulesPath[0] != '/') {
 		errs = append(errs, fmt.Errorf("--authorization-webhook-rules-path %q: want an absolute path, with --authorization-webhook-config-file", o.AuthorizationWebhookRulesPath))
+	}
+	if o.AuthorizationWebhookTimeout <= 0 || o.AuthorizationWebhookTimeout > 30*time.Second {
+		errs = append(errs, fmt.Errorf("--authorization-webhook-timeout %s: want more than 0 and at most 30s", o.AuthorizationWebhookTimeout))
 	}
 	if o.AuthorizationWebhookCacheAuthorizedTTL < 0 || o.AuthorizationWebhookCacheUnauthorizedTTL < 0 {
 		errs = append(errs, fmt.Errorf("--authorization-webhook-cache-authorized-ttl and --authorization-webhook-cache-unauthorized-ttl must not be negative"))

@@ -118,3 +118,21 @@ func TestShardAndEtcdFlags(t *testing.T) {
 		t.Errorf("shard URLs default to %q and %q", c.ShardBaseURL, c.ShardExternalURL)
 	}
 }
+
+func TestValidateMaxTokenExpiration(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		ok    bool
+	}{{"0s", true}, {"1h", true}, {"24h", true}, {"59m", false}, {"1193046h", true}, {"1193047h", false}} {
+		o := New()
+		fs := pflag.NewFlagSet("start", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse([]string{"--service-account-max-token-expiration=" + tt.value}); err != nil {
+			t.Fatal(err)
+		}
+		errs := o.Validate()
+		if tt.ok != (len(errs) == 0) {
+			t.Errorf("--service-account-max-token-expiration=%s: errors %v, want ok=%v", tt.value, errs, tt.ok)
+		}
+	}
+}

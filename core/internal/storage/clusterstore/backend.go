@@ -190,7 +190,7 @@ func (b *Backend) NewStore(config *storagebackend.ConfigForResource, newFunc, ne
 	if leases.ReuseDurationSeconds == 0 {
 		leases = etcd3.NewDefaultLeaseManagerConfig()
 	}
-	return etcd3.New(b.client, b.compactor, config.Codec, newFunc, newListFunc, b.prefix,
+	return etcd3.New(b.client, b.compactor, limitSize(config.Codec, MaxObjectBytes), newFunc, newListFunc, b.prefix,
 		"/"+trimSlashes(resourcePrefix), config.GroupResource, identity.NewEncryptCheckTransformer(),
 		leases, etcd3.NewDefaultDecoder(config.Codec, versioner), versioner)
 }

@@ -117,9 +117,14 @@ func (s *store) key(ctx context.Context, key string, allowWildcard bool) (string
 	return s.prefix + "/" + cluster + rest, nil
 }
 
+// Versioner is kube's, with 400s for resource versions a client wrote
+// that are no numbers (the generic registry asks it about the objects of
+// updates and patches).
+func (s *store) Versioner() storage.Versioner { return versioner{} }
+
 // checkResourceVersion refuses a resourceVersion that is no number with a
-// 400, as lists do; the stores below report it to a watch as an internal
-// error.
+// 400, as lists do; the stores below report it to a get or watch as an
+// internal error.
 func checkResourceVersion(rv string) error {
 	if rv == "" {
 		return nil
@@ -211,6 +216,9 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 func (s *store) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
 	k, err := s.key(ctx, key, false)
 	if err != nil {
+		return err
+	}
+	if err := checkResourceVersion(opts.ResourceVersion); err != nil {
 		return err
 	}
 	if err := s.Interface.Get(ctx, k, opts, objPtr); err != nil {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 
@@ -167,7 +168,58 @@ func TestWebhookFailure(t *testing.T) {
 	if err := hook.start(); err != nil {
 		t.Fatalf("restarting the webhook: %v", err)
 	}
-	framework.RequireCode(t, s.Request(t, bob, "GET", path(cluster, "secrets", ""), nil), "bob listing secrets once the webhook is back", 200)
+	// The core asks again after the breaker's back-off.
+	eventuallyCode(t, s, bob, path(cluster, "secrets", ""), 200, "bob listing secrets once the webhook is back")
+}
+
+// eventuallyCode waits until a GET answers code.
+func eventuallyCode(t *testing.T, s *framework.Server, token, p string, code int, what string) {
+	t.Helper()
+	framework.Eventually(t, 30*time.Second, 200*time.Millisecond, what, func() (bool, string) {
+		r := s.RequestURL(t, token, "GET", s.BaseURL+p, "", nil)
+		return r.Err == nil && r.Code == code, r.String()
+	})
+}
+
+// TestWebhookHung checks a webhook that accepts reviews and never answers
+// (as a SIGSTOPped one): what only the webhook allowed is denied, never
+// allowed, RBAC's grants keep working, the core stops asking it (the
+// breaker) instead of holding each request for a timeout, and once it
+// answers again its grants come back.
+func TestWebhookHung(t *testing.T) {
+	s := framework.SharedServer(t)
+	cluster, admin := setup(t, s, "e2e-wh-hung")
+	admin.Run(t, "create", "role", "cm-reader", "-n", ns, "--verb=get,list", "--resource=configmaps")
+	admin.Run(t, "create", "rolebinding", "bob-cm-reader", "-n", ns, "--role=cm-reader", "--user=bob")
+	bob := s.UserToken(t, "bob")
+	hook.set(allow("bob", cluster, "secrets", "list"))
+	t.Cleanup(func() { hook.unhang(); hook.set(noOpinion) })
+	framework.RequireCode(t, s.Request(t, bob, "GET", path(cluster, "secrets", ""), nil), "bob listing secrets, allowed by the answering webhook", 200)
+
+	hook.hang()
+	hook.set(allow("bob", cluster, "secrets", "list")) // clears the recorded reviews
+	const sent = 6
+	for i := 0; i < sent; i++ {
+		framework.RequireStatus(t, s.Request(t, bob, "GET", path(cluster, "secrets", ""), nil),
+			fmt.Sprintf("bob listing secrets (webhook only) with the webhook hung, request %d", i+1), 403, "Forbidden")
+	}
+	framework.RequireCode(t, s.Request(t, bob, "GET", path(cluster, "configmaps", ""), nil), "bob listing configmaps (RBAC) with the webhook hung", 200)
+	framework.RequireStatus(t, s.Request(t, s.UserToken(t, "carol"), "GET", path(cluster, "secrets", ""), nil), "carol listing secrets with the webhook hung", 403, "Forbidden")
+	asked := 0
+	for _, r := range hook.reviews() {
+		if r.Spec.User == "bob" && r.Spec.ResourceAttributes != nil && r.Spec.ResourceAttributes.Resource == "secrets" {
+			asked++
+		}
+	}
+	// The first request waits for the timeout and opens the breaker; a
+	// probe may follow each back-off (1 s, 2 s, ...). Without the breaker
+	// every request waits for the hung webhook.
+	if asked == 0 || asked > sent/2 {
+		t.Errorf("the hung webhook was asked %d times for %d denied requests; want at least once and at most %d (the core stops asking a webhook that does not answer)", asked, sent, sent/2)
+	}
+
+	hook.unhang()
+	eventuallyCode(t, s, bob, path(cluster, "secrets", ""), 200, "bob listing secrets once the webhook answers again")
 }
 
 // TestRules checks that a SelfSubjectRulesReview shows the webhook's

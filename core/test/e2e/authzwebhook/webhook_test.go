@@ -28,9 +28,12 @@ type webhook struct {
 	// unavailable counts the reviews still to answer with 503 and
 	// Retry-After.
 	unavailable int
-	seen        []authorizationv1.SubjectAccessReview
-	caPEM       []byte
-	cert        tls.Certificate
+	// hung, when not nil, holds every review until it is closed: the
+	// webhook accepts and reads but never answers, as a stopped process.
+	hung  chan struct{}
+	seen  []authorizationv1.SubjectAccessReview
+	caPEM []byte
+	cert  tls.Certificate
 }
 
 // newWebhook starts the webhook on a free loopback port and writes the
@@ -119,6 +122,26 @@ func (w *webhook) setUnavailable(n int) {
 	w.unavailable = n
 }
 
+// hang makes the webhook hold every review without answering until
+// unhang.
+func (w *webhook) hang() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.hung == nil {
+		w.hung = make(chan struct{})
+	}
+}
+
+// unhang answers again, releasing the held reviews.
+func (w *webhook) unhang() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.hung != nil {
+		close(w.hung)
+		w.hung = nil
+	}
+}
+
 func (w *webhook) setFailing(fail bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -143,12 +166,19 @@ func (w *webhook) handle(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.mu.Lock()
-	fail, decide, unavailable := w.fail, w.decide, w.unavailable > 0
+	fail, decide, unavailable, hung := w.fail, w.decide, w.unavailable > 0, w.hung
 	if unavailable {
 		w.unavailable--
 	}
 	w.seen = append(w.seen, sar)
 	w.mu.Unlock()
+	if hung != nil {
+		select {
+		case <-hung:
+		case <-r.Context().Done():
+		}
+		return
+	}
 	if unavailable {
 		rw.Header().Set("Retry-After", "1")
 		http.Error(rw, "cluster not known yet", http.StatusServiceUnavailable)
