@@ -69,6 +69,13 @@ func ParseFlags(args []string) (Config, error) {
 		if err != nil {
 			return c, err
 		}
+		st, err := os.Stat(abs)
+		if err != nil {
+			return c, fmt.Errorf("--openfga-preshared-key-file: %w", err)
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			return c, fmt.Errorf("--openfga-preshared-key-file %s: mode %v, want no access for group and others (0600)", abs, st.Mode().Perm())
+		}
 		c.ExternalOpenFGAKeyFile = abs
 	}
 	if c.OperatorTokenTTL < 10*time.Minute {
