@@ -226,11 +226,17 @@ func (c *Config) prepare() error {
 }
 
 func (c *Config) start(logs *logStream, comp Component) (*started, error) {
+	logs.printf("launcher", "starting %s: %s", comp.Name, filepath.Join(c.BinDir, comp.Binary))
+	return c.launch(logs, comp)
+}
+
+// launch starts the component's process (without a log line: a restart
+// has its own).
+func (c *Config) launch(logs *logStream, comp Component) (*started, error) {
 	bin := filepath.Join(c.BinDir, comp.Binary)
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s: binary %s not found (run `make build`): %w", comp.Name, bin, err)
 	}
-	logs.printf("launcher", "starting %s: %s", comp.Name, bin)
 	return startComponent(logs, comp.Name, c.RootDir, bin, comp.Args, comp.Environ)
 }
 

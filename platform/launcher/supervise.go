@@ -69,7 +69,7 @@ func (c *Config) supervise(ctx context.Context, logs *logStream, status *statusW
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, restartBackoffMax)
-		np, err := c.start(logs, s.comp)
+		np, err := c.launch(logs, s.comp)
 		if err != nil {
 			say("%s: %v", s.comp.Name, err)
 			continue // the old process stays the current one: it has exited, so the next round waits longer

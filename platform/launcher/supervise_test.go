@@ -47,7 +47,7 @@ func TestSupervise(t *testing.T) {
 		return nil
 	}
 	status := newStatusWriter(c.StatusFile(), []Component{comp})
-	p, err := c.start(logs, comp)
+	p, err := c.launch(logs, comp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +74,9 @@ func TestSupervise(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, out.String())
 		}
+	}
+	if n := strings.Count(out.String(), "| starting flaky"); n != 0 {
+		t.Errorf("%d \"starting\" lines besides the restart lines", n)
 	}
 	st, err := ReadStatus(root)
 	if err != nil {
