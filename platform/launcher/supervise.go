@@ -6,18 +6,18 @@ import (
 	"time"
 )
 
-// The restart backoff: the first restart of a component waits
-// restartBackoffMin, each next one twice as long up to restartBackoffMax;
-// a process that ran restartBackoffReset or longer before it exited starts
-// again after restartBackoffMin.
-const (
-	restartBackoffMin   = time.Second
-	restartBackoffMax   = 30 * time.Second
-	restartBackoffReset = time.Minute
-	// notReadyGrace is how long a restarted process that did not become
-	// ready may take to stop before it is killed and started again.
-	notReadyGrace = 10 * time.Second
-)
+// backoffPolicy says how long the launcher waits before a restart: the
+// first restart of a component waits min, each next one twice as long up
+// to max; a process that ran reset or longer before it exited starts again
+// after min.
+type backoffPolicy struct{ min, max, reset time.Duration }
+
+// restartBackoff is the launcher's policy (a variable for tests).
+var restartBackoff = backoffPolicy{min: time.Second, max: 30 * time.Second, reset: time.Minute}
+
+// notReadyGrace is how long a restarted process that did not become ready
+// may take to stop before it is killed and started again.
+const notReadyGrace = 10 * time.Second
 
 // supervised is a component the launcher keeps running: its current
 // process, replaced on each restart.
@@ -46,7 +46,11 @@ func (s *supervised) set(p *started) {
 // restart is one line in the log and counts in the status file.
 func (c *Config) supervise(ctx context.Context, logs *logStream, status *statusWriter, s *supervised) {
 	say := func(format string, args ...any) { logs.printf("launcher", format, args...) }
-	backoff, restarts := restartBackoffMin, 0
+	policy := restartBackoff
+	backoff, restarts := policy.min, 0
+	// attempt is when the current process was started, or the last start
+	// failed (then the current process is the old, exited one).
+	attempt := s.current().proc.Started()
 	for {
 		p := s.current()
 		select {
@@ -54,8 +58,8 @@ func (c *Config) supervise(ctx context.Context, logs *logStream, status *statusW
 			return
 		case <-p.proc.Exited():
 		}
-		if time.Since(p.proc.Started()) >= restartBackoffReset {
-			backoff = restartBackoffMin
+		if time.Since(attempt) >= policy.reset {
+			backoff = policy.min
 		}
 		restarts++
 		reason := p.exitReason()
@@ -68,7 +72,8 @@ func (c *Config) supervise(ctx context.Context, logs *logStream, status *statusW
 			return
 		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, restartBackoffMax)
+		backoff = min(2*backoff, policy.max)
+		attempt = time.Now()
 		np, err := c.launch(logs, s.comp)
 		if err != nil {
 			say("%s: %v", s.comp.Name, err)

@@ -128,3 +128,48 @@ func TestPrintStatus(t *testing.T) {
 		t.Errorf("stopped: %v\n%s", err, out.String())
 	}
 }
+
+// TestSuperviseFailedStart: when the component cannot be started again
+// (its binary is gone) the backoff still doubles, even though the last
+// process that did run ran longer than the reset age.
+func TestSuperviseFailedStart(t *testing.T) {
+	old := restartBackoff
+	restartBackoff = backoffPolicy{min: 100 * time.Millisecond, max: time.Second, reset: 300 * time.Millisecond}
+	t.Cleanup(func() { restartBackoff = old })
+	root, binDir := t.TempDir(), t.TempDir()
+	if err := os.Symlink("/bin/sh", filepath.Join(binDir, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	out := &syncBuffer{}
+	logs := &logStream{out: out, pad: 8}
+	c := &Config{RootDir: root, BinDir: binDir, ReadyTimeout: 10 * time.Second, logf: logs.printf}
+	comp := Component{Name: "gone", Binary: "sh", Args: []string{"-c", "sleep 0.5"}, Ready: func(context.Context) error { return nil }}
+	p, err := c.launch(logs, comp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(binDir, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.supervise(ctx, logs, newStatusWriter(c.StatusFile(), []Component{comp}), &supervised{comp: comp, cur: p})
+	}()
+	want := []string{"restart 1 in 100ms", "restart 2 in 200ms", "restart 3 in 400ms", "restart 4 in 800ms", "restart 5 in 1s"}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), want[len(want)-1]) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	for _, w := range want {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("log lacks %q:\n%s", w, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "not found") {
+		t.Errorf("the failed start is not logged:\n%s", out.String())
+	}
+}
