@@ -81,7 +81,7 @@ if [[ -n ${FGA_HEAP_PROFILE:-} ]]; then
 	curl -sf "http://${FGA_PROFILER:?FGA_PROFILER: the address of --profiler-addr}/debug/pprof/heap?gc=1" >"$FGA_HEAP_PROFILE"
 	curl -sf "http://$FGA_PROFILER/debug/pprof/heap?debug=1" | awk '/^# HeapAlloc/ { printf "OpenFGA live heap after a collection: %.0f MiB\n", $4 / 1048576 }'
 fi
-[[ -z ${FGA_CHECKS:-} ]] || CHECKS=$FGA_CHECKS "$(dirname "${BASH_SOURCE[0]}")/fga-checks.sh" "http://127.0.0.1:$((PB + 6))" "$FPID"
+[[ -z ${FGA_CHECKS:-} ]] || CHECKS=$FGA_CHECKS OPENFGA_PRESHARED_KEY_FILE=$ROOT/openfga/preshared.key "$(dirname "${BASH_SOURCE[0]}")/fga-checks.sh" "http://127.0.0.1:$((PB + 6))" "$FPID"
 
 N=$((ORGS + ACCOUNTS))
 HZ=$(getconf CLK_TCK)

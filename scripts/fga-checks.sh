@@ -11,6 +11,8 @@
 # loopback). HOT=h with COLD_EVERY=k: a skewed load instead, every k-th
 # Check to the next store round-robin over all of them, the others
 # round-robin over the first h stores only.
+# OPENFGA_PRESHARED_KEY_FILE (platform.env names it): the file of the
+# OpenFGA's preshared API key, sent with every call.
 # Usage: scripts/fga-checks.sh URL PID
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -22,6 +24,12 @@ STORES=${STORES:-0}
 HOT=${HOT:-0} COLD_EVERY=${COLD_EVERY:-0}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# curl's config file keeps the key out of the process list.
+: >"$TMP/curlrc"
+if [[ -n ${OPENFGA_PRESHARED_KEY_FILE:-} ]]; then
+	printf 'header = "Authorization: Bearer %s"\n' "$(head -1 "$OPENFGA_PRESHARED_KEY_FILE")" >"$TMP/curlrc"
+fi
+curl() { command curl -K "$TMP/curlrc" "$@"; }
 
 # Stores, all pages.
 token=''

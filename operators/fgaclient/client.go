@@ -16,6 +16,7 @@ import (
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	openfga "github.com/openfga/go-sdk"
+	"github.com/openfga/go-sdk/credentials"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -39,6 +40,8 @@ type Client struct {
 	// rpc, when set (UseGRPC), carries every call but Check.
 	rpc  openfgav1.OpenFGAServiceClient
 	conn *grpc.ClientConn
+	// key is the preshared API key sent with every call ("": none).
+	key string
 
 	// written remembers, per store, the model id and content hash this
 	// client last wrote or found equal, so an unchanged model costs no
@@ -71,21 +74,48 @@ func (c *Client) remember(storeID, id string, h [sha256.Size]byte) {
 	c.written[storeID] = writtenModel{id: id, hash: h}
 }
 
+// Option configures a Client.
+type Option func(*Client)
+
+// WithPresharedKey sends key as the bearer token of every call, HTTP and
+// gRPC: the API key of an OpenFGA run with authn method "preshared".
+func WithPresharedKey(key string) Option { return func(c *Client) { c.key = key } }
+
 // New returns a client for the OpenFGA HTTP API at url
 // (http://host:port).
-func New(url string) (*Client, error) {
-	cfg, err := openfga.NewConfiguration(openfga.Configuration{
+func New(url string, opts ...Option) (*Client, error) {
+	c := &Client{}
+	for _, o := range opts {
+		o(c)
+	}
+	config := openfga.Configuration{
 		ApiUrl:     url,
 		UserAgent:  "meshplane-security-operator",
 		HTTPClient: &http.Client{Timeout: 30 * time.Second},
 		// The controllers retry; one call should fail fast.
 		RetryParams: &openfga.RetryParams{MaxRetry: 1, MinWaitInMs: 50},
-	})
+	}
+	if c.key != "" {
+		config.Credentials = &credentials.Credentials{Method: credentials.CredentialsMethodApiToken, Config: &credentials.Config{ApiToken: c.key}}
+	}
+	cfg, err := openfga.NewConfiguration(config)
 	if err != nil {
 		return nil, fmt.Errorf("openfga client for %s: %w", url, err)
 	}
-	return &Client{api: openfga.NewAPIClient(cfg)}, nil
+	c.api = openfga.NewAPIClient(cfg)
+	return c, nil
 }
+
+// bearer is a preshared key as gRPC call credentials. It does not ask for
+// transport security: the platform's OpenFGA serves gRPC in plaintext on
+// the loopback.
+type bearer string
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + string(b)}, nil
+}
+
+func (bearer) RequireTransportSecurity() bool { return false }
 
 // UseGRPC sends the calls (all but Check) over OpenFGA's gRPC API at addr
 // (host:port, plaintext, as the platform's own OpenFGA serves it on the
@@ -96,7 +126,11 @@ func New(url string) (*Client, error) {
 // HTTP is converted to JSON twice on this side (protojson, then the SDK's
 // types) and parsed from JSON on OpenFGA's.
 func (c *Client) UseGRPC(addr string) error {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if c.key != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearer(c.key)))
+	}
+	conn, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return fmt.Errorf("openfga gRPC client for %s: %w", addr, err)
 	}

@@ -31,6 +31,9 @@ type Options struct {
 	// OpenFGAGRPC, when set, is OpenFGA's gRPC API (host:port, plaintext):
 	// tuple writes go there.
 	OpenFGAGRPC string
+	// OpenFGAKeyFile, when set, holds the preshared API key sent to
+	// OpenFGA with every call.
+	OpenFGAKeyFile string
 	// WorkspaceType is the lifecycle type, "<path>:<name>" (root:security).
 	WorkspaceType string
 	MetricsAddr   string
@@ -61,12 +64,14 @@ func NewOptions() *Options {
 		EndpointSlice: "core.platform-mesh.io",
 		OpenFGAURL:    os.Getenv("OPENFGA_URL"),
 		OpenFGAGRPC:   os.Getenv("OPENFGA_GRPC_ADDR"),
-		WorkspaceType: "root:security",
-		MetricsAddr:   "127.0.0.1:8080",
-		HealthAddr:    "127.0.0.1:8081",
-		Workers:       4,
-		WaitForURL:    5 * time.Minute,
-		OrgsWorkspace: "root:orgs",
+		// The launcher's platform.env names it.
+		OpenFGAKeyFile: os.Getenv("OPENFGA_PRESHARED_KEY_FILE"),
+		WorkspaceType:  "root:security",
+		MetricsAddr:    "127.0.0.1:8080",
+		HealthAddr:     "127.0.0.1:8081",
+		Workers:        4,
+		WaitForURL:     5 * time.Minute,
+		OrgsWorkspace:  "root:orgs",
 	}
 }
 
@@ -79,6 +84,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.OpenFGAURL, "openfga-url", o.OpenFGAURL, "OpenFGA's HTTP API, e.g. http://openfga:8080 (default $OPENFGA_URL)")
 	fs.StringVar(&o.OpenFGAGRPC, "openfga-grpc-addr", o.OpenFGAGRPC,
 		"OpenFGA's gRPC API, host:port without TLS (default $OPENFGA_GRPC_ADDR): tuple writes go there, sparing OpenFGA its HTTP gateway; empty: all over --openfga-url")
+	fs.StringVar(&o.OpenFGAKeyFile, "openfga-preshared-key-file", o.OpenFGAKeyFile,
+		"file (mode 0600) holding OpenFGA's preshared API key, sent as the bearer token of every HTTP and gRPC call (default $OPENFGA_PRESHARED_KEY_FILE); empty: none")
 	fs.StringVar(&o.WorkspaceType, "workspace-type", o.WorkspaceType,
 		"the WorkspaceType, <path>:<name>, whose initializer and terminator this operator is (org and account extend it)")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of /metrics (0 turns it off)")

@@ -57,7 +57,15 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	fgaClient, err := fgaclient.New(c.OpenFGAURL)
+	var fgaOpts []fgaclient.Option
+	if c.OpenFGAKeyFile != "" {
+		key, err := fgaclient.ReadKeyFile(c.OpenFGAKeyFile)
+		if err != nil {
+			return err
+		}
+		fgaOpts = append(fgaOpts, fgaclient.WithPresharedKey(key))
+	}
+	fgaClient, err := fgaclient.New(c.OpenFGAURL, fgaOpts...)
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,12 @@ func coreComponent(c *Config) Component {
 		}
 		return addDemoContexts(kubeconfig, c.CoreURL(), filepath.Join(c.RootDir, demoUsersFile))
 	}
+	if c.DemoUsers {
+		// The core writes admin.kubeconfig afresh when it starts.
+		comp.AfterRestart = func(context.Context) error {
+			return addDemoContexts(kubeconfig, c.CoreURL(), filepath.Join(c.RootDir, demoUsersFile))
+		}
+	}
 	return comp
 }
 

@@ -19,6 +19,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.StringVar(&c.BinDir, "bin-dir", "", "Directory holding the platform's binaries (default: the launcher's own directory).")
 	fs.BoolVar(&c.DemoUsers, "demo-users", true, "Create the demo users alice and bob (local runs only).")
 	fs.StringVar(&c.ExternalOpenFGA, "openfga-url", "", "HTTP API of an external OpenFGA (production: one backed by PostgreSQL); default: start OpenFGA with a SQLite store in the root directory.")
+	fs.StringVar(&c.ExternalOpenFGAKeyFile, "openfga-preshared-key-file", "", "File (mode 0600) with the preshared API key of the --openfga-url OpenFGA, handed to the security-operator and the rebac-authz-webhook; the platform's own OpenFGA gets a key made once in <root>/openfga/preshared.key.")
 	fs.DurationVar(&c.OperatorTokenTTL, "operator-token-ttl", DefaultOperatorTokenTTL, "Lifetime of the ServiceAccount tokens the launcher keeps fresh for the operators and the example providers (at least 10m).")
 	fs.DurationVar(&c.OperatorTokenRefresh, "operator-token-refresh", 0, "Age at which those tokens are replaced (default: 80% of --operator-token-ttl).")
 	operatorArgs := fs.String("account-operator-args", "", "Extra arguments for the account-operator, separated by spaces (e.g. --workers 16 --profiling).")
@@ -65,6 +66,23 @@ func ParseFlags(args []string) (Config, error) {
 	}
 	if c.ExamplesDir == "" {
 		c.ExamplesDir = filepath.Join(c.BinDir, "..", "examples")
+	}
+	if c.ExternalOpenFGAKeyFile != "" {
+		if c.ExternalOpenFGA == "" {
+			return c, fmt.Errorf("--openfga-preshared-key-file is the key of --openfga-url's OpenFGA; the platform's own OpenFGA makes its key")
+		}
+		abs, err := filepath.Abs(c.ExternalOpenFGAKeyFile)
+		if err != nil {
+			return c, err
+		}
+		st, err := os.Stat(abs)
+		if err != nil {
+			return c, fmt.Errorf("--openfga-preshared-key-file: %w", err)
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			return c, fmt.Errorf("--openfga-preshared-key-file %s: mode %v, want no access for group and others (0600)", abs, st.Mode().Perm())
+		}
+		c.ExternalOpenFGAKeyFile = abs
 	}
 	if c.OperatorTokenTTL < 10*time.Minute {
 		return c, fmt.Errorf("--operator-token-ttl %s: TokenRequest allows no less than 10m", c.OperatorTokenTTL)

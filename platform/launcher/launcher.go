@@ -2,7 +2,9 @@
 // process tree: the core and every platform component, each on a fixed
 // offset from one port base, with one log stream in which each line names
 // its component. When everything is ready it writes <root>/platform.env,
-// the contract scripts and tests wait for.
+// the contract scripts and tests wait for. A component that dies is
+// started again (status.json counts the restarts); the others keep
+// running.
 package launcher
 
 import (
@@ -12,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/meshplane/meshplane/sdk/platformenv"
@@ -52,6 +55,10 @@ type Config struct {
 	// ExternalOpenFGA is the HTTP API of an OpenFGA the platform uses
 	// instead of starting its own (--openfga-url).
 	ExternalOpenFGA string
+	// ExternalOpenFGAKeyFile holds the external OpenFGA's preshared API key
+	// (--openfga-preshared-key-file); the launcher's own OpenFGA gets a key
+	// it makes in the root directory.
+	ExternalOpenFGAKeyFile string
 	// Shards is how many core shards to run (1 or 2): a second one, shard
 	// b, comes with the front proxy, and the platform's KUBECONFIG is the
 	// proxy's.
@@ -82,9 +89,10 @@ func components(c *Config) []Component {
 	return append(comps, exampleComponents(c)...)
 }
 
-// Run starts the platform and supervises it until ctx ends (then it stops
-// every component, newest first) or a component exits on its own (then it
-// stops the rest and returns the reason).
+// Run starts the platform and supervises it until ctx ends, then stops
+// every component, newest first. A component that exits on its own is
+// started again (supervise) while the others keep running; each one's
+// state and restart count are in <root>/status.json.
 func Run(ctx context.Context, c Config) error {
 	if err := c.prepare(); err != nil {
 		return err
@@ -96,20 +104,30 @@ func Run(ctx context.Context, c Config) error {
 	}
 	say := func(format string, args ...any) { logs.printf("launcher", format, args...) }
 	c.logf = logs.printf
+	status := newStatusWriter(c.StatusFile(), comps)
 
-	var running []*started
+	// Supervision ends before anything is stopped, so a component stopped
+	// on the way out is not started again.
+	superviseCtx, endSupervision := context.WithCancel(ctx)
+	var supervisors sync.WaitGroup
+	var running []*supervised
 	var cleanups []func() error
 	defer func() {
+		endSupervision()
+		supervisors.Wait()
 		defer func() {
 			for i := len(cleanups) - 1; i >= 0; i-- {
 				if err := cleanups[i](); err != nil {
 					say("cleaning up: %v", err)
 				}
 			}
+			if err := status.stopped(); err != nil {
+				say("writing %s: %v", c.StatusFile(), err)
+			}
 		}()
 		os.Remove(c.EnvFile())
 		for i := len(running) - 1; i >= 0; i-- {
-			s := running[i]
+			s := running[i].current()
 			if !s.proc.Running() {
 				continue
 			}
@@ -122,8 +140,6 @@ func Run(ctx context.Context, c Config) error {
 		}
 	}()
 
-	// failed receives every started component that exits.
-	failed := make(chan *started, len(comps))
 	var env []platformenv.Entry
 	for _, comp := range comps {
 		if comp.Cleanup != nil {
@@ -138,8 +154,9 @@ func Run(ctx context.Context, c Config) error {
 		if err != nil {
 			return err
 		}
-		running = append(running, p)
-		go func() { <-p.proc.Exited(); failed <- p }()
+		sup := &supervised{comp: comp, cur: p}
+		running = append(running, sup)
+		c.setStatus(status, comp.Name, func(cs *ComponentStatus) { cs.State, cs.PID = StateStarting, p.proc.PID() })
 		if err := c.awaitReady(ctx, comp, p); err != nil {
 			return err
 		}
@@ -148,6 +165,12 @@ func Run(ctx context.Context, c Config) error {
 				return fmt.Errorf("setting up %s: %w", comp.Name, err)
 			}
 		}
+		c.setStatus(status, comp.Name, func(cs *ComponentStatus) { cs.State = StateRunning })
+		supervisors.Add(1)
+		go func() {
+			defer supervisors.Done()
+			c.supervise(superviseCtx, logs, status, sup)
+		}()
 		say("%s is ready", comp.Name)
 		env = append(env, comp.Env...)
 	}
@@ -156,13 +179,9 @@ func Run(ctx context.Context, c Config) error {
 	}
 	c.printWelcome(say, env)
 
-	select {
-	case <-ctx.Done():
-		say("shutting down")
-		return nil
-	case p := <-failed:
-		return fmt.Errorf("%s (pid %d) exited unexpectedly: %v", p.name, p.proc.PID(), p.exitReason())
-	}
+	<-ctx.Done()
+	say("shutting down")
+	return nil
 }
 
 // prepare validates the configuration and readies the root directory:
@@ -209,12 +228,18 @@ func (c *Config) prepare() error {
 }
 
 func (c *Config) start(logs *logStream, comp Component) (*started, error) {
+	logs.printf("launcher", "starting %s: %s", comp.Name, filepath.Join(c.BinDir, comp.Binary))
+	return c.launch(logs, comp)
+}
+
+// launch starts the component's process (without a log line: a restart
+// has its own).
+func (c *Config) launch(logs *logStream, comp Component) (*started, error) {
 	bin := filepath.Join(c.BinDir, comp.Binary)
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s: binary %s not found (run `make build`): %w", comp.Name, bin, err)
 	}
-	logs.printf("launcher", "starting %s: %s", comp.Name, bin)
-	return startComponent(logs, comp.Name, c.RootDir, bin, comp.Args)
+	return startComponent(logs, comp.Name, c.RootDir, bin, comp.Args, comp.Environ)
 }
 
 // awaitReady waits for the component's readiness, giving up when it exits,

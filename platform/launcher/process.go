@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 
@@ -57,9 +58,12 @@ type started struct {
 // startComponent starts binary with args in dir; its output goes to the log
 // stream. The kit's process gives it its own process group, killed with the
 // launcher.
-func startComponent(logs *logStream, name, dir, binary string, args []string) (*started, error) {
+func startComponent(logs *logStream, name, dir, binary string, args, environ []string) (*started, error) {
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
+	if len(environ) > 0 {
+		cmd.Env = append(os.Environ(), environ...)
+	}
 	out := &lineWriter{logs: logs, name: name}
 	cmd.Stdout, cmd.Stderr = out, out
 	p, err := process.StartProcess(cmd)

@@ -88,7 +88,7 @@ func rebacComponent(c *Config) Component {
 	return Component{
 		Name:   "rebac-authz-webhook",
 		Binary: "rebac-authz-webhook",
-		Args: []string{
+		Args: append([]string{
 			"--kubeconfig", filepath.Join(c.RootDir, adminKubeconfig), "--context", "base",
 			"--workspace", providerWorkspace,
 			"--openfga-url", c.OpenFGAURL(),
@@ -97,7 +97,7 @@ func rebacComponent(c *Config) Component {
 			"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetRebacMetrics),
 			"--tls-cert-file", filepath.Join(dir, "serving.crt"), "--tls-private-key-file", filepath.Join(dir, "serving.key"),
 			"--client-ca-file", filepath.Join(dir, "ca.crt"),
-		},
+		}, c.openFGAKeyArgs()...),
 		Ready: func(ctx context.Context) error {
 			return waitRebacReady(ctx, rebacURL(c)+"/readyz", filepath.Join(dir, "ca.crt"))
 		},

@@ -56,6 +56,31 @@ func (c *Config) OpenFGAURL() string {
 	return "http://" + c.openFGAAddr(offsetOpenFGAHTTP)
 }
 
+// openFGAKeyFile holds the preshared API key of the platform's OpenFGA
+// ("" for an external one without --openfga-preshared-key-file).
+func (c *Config) openFGAKeyFile() string {
+	if c.ExternalOpenFGA != "" {
+		return c.ExternalOpenFGAKeyFile
+	}
+	return filepath.Join(c.RootDir, "openfga", openFGAKeyFileName)
+}
+
+// openFGAKeyArgs hand the key file to a client of OpenFGA.
+func (c *Config) openFGAKeyArgs() []string {
+	if f := c.openFGAKeyFile(); f != "" {
+		return []string{"--openfga-preshared-key-file", f}
+	}
+	return nil
+}
+
+// openFGAKeyEnv is the key file's platform.env line.
+func (c *Config) openFGAKeyEnv() []platformenv.Entry {
+	if f := c.openFGAKeyFile(); f != "" {
+		return []platformenv.Entry{{Key: "OPENFGA_PRESHARED_KEY_FILE", Value: f}}
+	}
+	return nil
+}
+
 // openFGAAddr is the loopback address of one of the launcher's OpenFGA
 // ports.
 func (c *Config) openFGAAddr(offset int) string {
@@ -64,7 +89,10 @@ func (c *Config) openFGAAddr(offset int) string {
 
 // openFGAComponents is the platform's OpenFGA: bin/openfga (OpenFGA's own
 // server) with a SQLite store in <root>/openfga, its check-query and
-// iterator caches on; none when --openfga-url names an external one.
+// iterator caches on, taking only calls with its preshared API key (made
+// once in <root>/openfga/preshared.key, mode 0600, read by the
+// security-operator and the rebac-authz-webhook); none when --openfga-url
+// names an external one.
 func openFGAComponents(c *Config) []Component {
 	if c.ExternalOpenFGA != "" {
 		return nil
@@ -77,6 +105,9 @@ func openFGAComponents(c *Config) []Component {
 		BeforeStart: func(ctx context.Context) error {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return err
+			}
+			if err := ensureKeyFile(c.openFGAKeyFile()); err != nil {
+				return fmt.Errorf("openfga preshared key: %w", err)
 			}
 			// Creates or upgrades the schema; a no-op on an up-to-date store.
 			out, err := exec.CommandContext(ctx, filepath.Join(c.BinDir, "openfga"), "migrate",
@@ -101,8 +132,10 @@ func openFGAComponents(c *Config) []Component {
 			// active organizations costs ~4 ms of CPU per Check or Write
 			// outside it (docs/authorization.md); --openfga-args can set one.
 		}, c.OpenFGAArgs...),
-		Ready: func(ctx context.Context) error { return waitHTTPOK(ctx, c.OpenFGAURL()+"/healthz") },
-		Env:   []platformenv.Entry{{Key: "OPENFGA_URL", Value: c.OpenFGAURL()}},
+		// The key file's path, not the key: no other process sees it.
+		Environ: []string{"OPENFGA_AUTHN_PRESHARED_KEYS_FILE=" + c.openFGAKeyFile()},
+		Ready:   func(ctx context.Context) error { return waitHTTPOK(ctx, c.OpenFGAURL()+"/healthz") },
+		Env:     append([]platformenv.Entry{{Key: "OPENFGA_URL", Value: c.OpenFGAURL()}}, c.openFGAKeyEnv()...),
 	}}
 }
 
@@ -133,6 +166,7 @@ func securityOperatorComponent(c *Config) Component {
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", c.Ports.Base+offsetSecurityOperatorMetrics),
 		"--health-probe-bind-address", health,
 	}
+	args = append(args, c.openFGAKeyArgs()...)
 	if c.ExternalOpenFGA == "" {
 		// Tuple writes (one per account) over the platform's OpenFGA's
 		// gRPC port, sparing it its HTTP gateway.
@@ -154,7 +188,7 @@ func securityOperatorComponent(c *Config) Component {
 		Ready: func(ctx context.Context) error { return waitHTTPOK(ctx, "http://"+health+"/readyz") },
 	}
 	if c.ExternalOpenFGA != "" {
-		comp.Env = []platformenv.Entry{{Key: "OPENFGA_URL", Value: c.ExternalOpenFGA}}
+		comp.Env = append([]platformenv.Entry{{Key: "OPENFGA_URL", Value: c.ExternalOpenFGA}}, c.openFGAKeyEnv()...)
 	}
 	return comp
 }

@@ -1,7 +1,10 @@
 package launcher
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +34,67 @@ func TestSecurityComponentsArgs(t *testing.T) {
 	c.ExternalOpenFGA = "https://fga.example.com"
 	if op := securityOperatorComponent(&c); slices.Contains(op.Args, "--openfga-grpc-addr") {
 		t.Fatalf("an external OpenFGA's gRPC address is not known: %v", op.Args)
+	}
+}
+
+// TestOpenFGAKey: the platform's own OpenFGA gets a key file in the root
+// directory (its path, never the key, in OpenFGA's environment), and its
+// two clients the same file; an external OpenFGA's key file must exist and
+// be private.
+func TestOpenFGAKey(t *testing.T) {
+	c, err := ParseFlags([]string{"--bin-dir", "/bin", "--root-directory", "/srv/mp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.RootDir = "/srv/mp"
+	want := []string{"--openfga-preshared-key-file", "/srv/mp/openfga/preshared.key"}
+	for _, comp := range []Component{securityOperatorComponent(&c), rebacComponent(&c)} {
+		if i := slices.Index(comp.Args, want[0]); i < 0 || comp.Args[i+1] != want[1] {
+			t.Errorf("%s is not given the key file: %v", comp.Name, comp.Args)
+		}
+	}
+	if slices.Contains(accountOperatorComponent(&c).Args, want[0]) {
+		t.Error("the account-operator, which does not talk to OpenFGA, is given the key")
+	}
+	fga := openFGAComponents(&c)[0]
+	if !slices.Equal(fga.Environ, []string{"OPENFGA_AUTHN_PRESHARED_KEYS_FILE=" + want[1]}) {
+		t.Errorf("OpenFGA's environment: %v", fga.Environ)
+	}
+
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if err := ensureKeyFile(key); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(key)
+	if err := os.Chmod(key, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ensureKeyFile(key); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := os.ReadFile(key)
+	if st, _ := os.Stat(key); string(first) != string(again) || len(strings.TrimSpace(string(first))) != 64 || st.Mode().Perm() != 0o600 {
+		t.Errorf("the key is not kept, 64 hex digits and 0600: %q then %q, mode %v", first, again, st.Mode().Perm())
+	}
+
+	if err := os.Chmod(key, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseFlags([]string{"--bin-dir", "/bin", "--openfga-url", "http://fga:8080", "--openfga-preshared-key-file", key}); err == nil {
+		t.Error("an external key file readable by others was accepted")
+	}
+	if err := os.Chmod(key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err = ParseFlags([]string{"--bin-dir", "/bin", "--openfga-url", "http://fga:8080", "--openfga-preshared-key-file", key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op := securityOperatorComponent(&c); !slices.Contains(op.Args, key) {
+		t.Errorf("the security-operator is not given the external key file: %v", op.Args)
+	}
+	if _, err := ParseFlags([]string{"--bin-dir", "/bin", "--openfga-preshared-key-file", key}); err == nil {
+		t.Error("--openfga-preshared-key-file without --openfga-url was accepted")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
@@ -19,14 +20,23 @@ import (
 // Server is a running embedded etcd.
 type Server struct {
 	etcd *embed.Etcd
-	// ClientURL is where clients connect.
+	// ClientURL is where clients connect (https).
 	ClientURL string
+	// ClientTLS are the files a client presents and trusts: the client
+	// port takes only certificates of the embedded etcd's own CA.
+	ClientTLS TLSFiles
 }
 
-// Start runs etcd with its data in dir, listening on 127.0.0.1. A positive
-// walSegmentBytes sets the size of WAL segment files (etcd preallocates
-// 64 MB each by default).
+// Start runs etcd with its data in dir, listening on 127.0.0.1 with TLS on
+// both ports and client certificates required (the certificates are made
+// once in <dir>/etcd-pki, see ensurePKI): no other local process reads or
+// writes the data without them. A positive walSegmentBytes sets the size
+// of WAL segment files (etcd preallocates 64 MB each by default).
 func Start(dir string, clientPort, peerPort int, walSegmentBytes int64) (*Server, error) {
+	serverTLS, clientTLS, err := ensurePKI(dir)
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd certificates: %w", err)
+	}
 	if walSegmentBytes > 0 {
 		wal.SegmentSizeBytes = walSegmentBytes
 	}
@@ -46,8 +56,11 @@ func Start(dir string, clientPort, peerPort int, walSegmentBytes int64) (*Server
 		return nil, fmt.Errorf("embedded etcd logger: %w", err)
 	}
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger)
-	client := mustURL("http://127.0.0.1:" + strconv.Itoa(clientPort))
-	peer := mustURL("http://127.0.0.1:" + strconv.Itoa(peerPort))
+	client := mustURL("https://127.0.0.1:" + strconv.Itoa(clientPort))
+	peer := mustURL("https://127.0.0.1:" + strconv.Itoa(peerPort))
+	tlsInfo := transport.TLSInfo{CertFile: serverTLS.CertFile, KeyFile: serverTLS.KeyFile,
+		TrustedCAFile: serverTLS.CAFile, ClientCertAuth: true}
+	cfg.ClientTLSInfo, cfg.PeerTLSInfo = tlsInfo, tlsInfo
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 	cfg.InitialCluster = cfg.Name + "=" + peer.String()
@@ -71,7 +84,7 @@ func Start(dir string, clientPort, peerPort int, walSegmentBytes int64) (*Server
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd not ready after 60s")
 	}
-	return &Server{etcd: e, ClientURL: client.String()}, nil
+	return &Server{etcd: e, ClientURL: client.String(), ClientTLS: clientTLS}, nil
 }
 
 // InProcessClient is a client calling the member's gRPC services as

@@ -1,11 +1,7 @@
 package server
 
 import (
-	"crypto/tls"
-	"fmt"
 	"time"
-
-	"go.etcd.io/etcd/client/pkg/v3/transport"
 
 	"github.com/meshplane/meshplane/core/internal/embeddedetcd"
 	"github.com/meshplane/meshplane/core/internal/server/options"
@@ -22,6 +18,7 @@ type storageStage struct {
 func startStorage(opts *options.Completed) (*storageStage, error) {
 	s := &storageStage{}
 	endpoints := opts.EtcdServers
+	tlsFiles := embeddedetcd.TLSFiles{CAFile: opts.EtcdCAFile, CertFile: opts.EtcdCertFile, KeyFile: opts.EtcdKeyFile}
 	if len(endpoints) == 0 {
 		e, err := embeddedetcd.Start(opts.RootDirectory, opts.EmbeddedEtcdClientPort, opts.EmbeddedEtcdPeerPort, opts.EmbeddedEtcdWALSizeBytes)
 		if err != nil {
@@ -29,20 +26,23 @@ func startStorage(opts *options.Completed) (*storageStage, error) {
 		}
 		s.etcd = e
 		endpoints = []string{e.ClientURL}
+		// The embedded etcd takes TLS client certificates only, as an
+		// external cluster does.
+		tlsFiles = e.ClientTLS
+	}
+	tlsConfig, err := tlsFiles.Config()
+	if err != nil {
+		s.close()
+		return nil, err
 	}
 	if s.etcd != nil && opts.EmbeddedEtcdInProcessClient {
-		backend, err := clusterstore.NewBackendWithInProcessKV(s.etcd.InProcessClient(), endpoints, "/registry", 5*time.Minute)
+		backend, err := clusterstore.NewBackendWithInProcessKV(s.etcd.InProcessClient(), endpoints, "/registry", 5*time.Minute, tlsConfig)
 		if err != nil {
 			s.close()
 			return nil, err
 		}
 		s.backend = backend
 		return s, nil
-	}
-	tlsConfig, err := etcdTLS(opts)
-	if err != nil {
-		s.close()
-		return nil, err
 	}
 	backend, err := clusterstore.NewBackend(endpoints, "/registry", 5*time.Minute, tlsConfig)
 	if err != nil {
@@ -51,19 +51,6 @@ func startStorage(opts *options.Completed) (*storageStage, error) {
 	}
 	s.backend = backend
 	return s, nil
-}
-
-// etcdTLS is the client TLS of an external etcd (nil without the flags).
-func etcdTLS(opts *options.Completed) (*tls.Config, error) {
-	if opts.EtcdCAFile == "" && opts.EtcdCertFile == "" {
-		return nil, nil
-	}
-	info := transport.TLSInfo{CertFile: opts.EtcdCertFile, KeyFile: opts.EtcdKeyFile, TrustedCAFile: opts.EtcdCAFile}
-	c, err := info.ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("etcd TLS: %w", err)
-	}
-	return c, nil
 }
 
 func (s *storageStage) close() {

@@ -2,10 +2,12 @@
 // `validate-models`), compiled from github.com/openfga/openfga at the
 // version pinned in this module, so the platform runs the same OpenFGA its
 // operators and webhook are tested against without a separate download.
-// Flags, environment variables (OPENFGA_*) and config files are OpenFGA's.
+// Flags, environment variables (OPENFGA_*) and config files are OpenFGA's,
+// plus OPENFGA_AUTHN_PRESHARED_KEYS_FILE (see presharedKeysFromFile).
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/openfga/openfga/cmd"
@@ -15,6 +17,10 @@ import (
 )
 
 func main() {
+	if err := presharedKeysFromFile(); err != nil {
+		fmt.Fprintln(os.Stderr, "openfga:", err)
+		os.Exit(1)
+	}
 	root := cmd.NewRootCommand()
 	root.AddCommand(run.NewRunCommand(), migrate.NewMigrateCommand(), validatemodels.NewValidateCommand(), cmd.NewVersionCommand())
 	if err := root.Execute(); err != nil {

@@ -32,7 +32,16 @@ func fgaFor(t *testing.T) *fgaclient.Client {
 	if url == "" {
 		t.Skip("no OpenFGA URL (external platform without OPENFGA_URL)")
 	}
-	c, err := fgaclient.New(url)
+	var opts []fgaclient.Option
+	if keyFile := os.Getenv("OPENFGA_PRESHARED_KEY_FILE"); sec.fga == nil && keyFile != "" {
+		// An external platform's OpenFGA takes only its preshared key.
+		key, err := fgaclient.ReadKeyFile(keyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, fgaclient.WithPresharedKey(key))
+	}
+	c, err := fgaclient.New(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

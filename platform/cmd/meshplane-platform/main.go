@@ -1,9 +1,13 @@
 // Command meshplane-platform runs the whole Meshplane platform locally
 // (`make run`): the core and every component, as one process tree.
+// `meshplane-platform status [--root-directory DIR]` prints each
+// component's pid, state and restart count.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -13,6 +17,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "status" {
+		os.Exit(status(os.Args[2:]))
+	}
 	cfg, err := launcher.ParseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "meshplane-platform:", err)
@@ -24,4 +31,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "meshplane-platform:", err)
 		os.Exit(1)
 	}
+}
+
+// status prints the status file of a platform: exit 0 when the launcher
+// and every component run, 1 when not, 2 on bad arguments.
+func status(args []string) int {
+	fs := flag.NewFlagSet("meshplane-platform status", flag.ContinueOnError)
+	root := fs.String("root-directory", ".meshplane", "The platform's root directory.")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	err := launcher.PrintStatus(*root, os.Stdout)
+	switch {
+	case errors.Is(err, launcher.ErrNotRunning):
+		return 1
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "meshplane-platform status:", err)
+		return 1
+	}
+	return 0
 }

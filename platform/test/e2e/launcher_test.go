@@ -235,7 +235,7 @@ func TestLauncher(t *testing.T) {
 	// platform's OpenFGA.
 	storeID := eventuallyKubectl(t, kubeconfig, "--context", "root", "--server", envA["CORE_URL"]+"/clusters/root:orgs",
 		"get", "store", "acme", "-o", "jsonpath={.status.storeId}")
-	requireOpenFGAStore(t, envA["OPENFGA_URL"], storeID)
+	requireOpenFGAStore(t, envA, storeID)
 	// ... with its model and tuples written (the operator's scoped
 	// credential and the lifecycle one reach all they need).
 	mustKubectl(t, kubeconfig, "--context", "root", "--server", envA["CORE_URL"]+"/clusters/root:orgs",
@@ -284,7 +284,7 @@ func TestLauncher(t *testing.T) {
 	mustKubectl(t, kubeconfig, "get", "namespace", "kept")
 	mustKubectl(t, kubeconfig, "--context", "alice", "get", "account", "acme")
 	// ... its OpenFGA store (persistent under the root directory) ...
-	requireOpenFGAStore(t, envA["OPENFGA_URL"], storeID)
+	requireOpenFGAStore(t, envA, storeID)
 	// ... and every account: the same Ready organization, workspace and
 	// AccountInfo (not a new one), nothing duplicated.
 	waitAccountReady(t, kubeconfig, "acme")
@@ -364,13 +364,24 @@ func eventuallyKubectl(t *testing.T, kubeconfig string, args ...string) string {
 	}
 }
 
-// requireOpenFGAStore fails unless OpenFGA at url has the store id.
-func requireOpenFGAStore(t *testing.T, url, id string) {
+// requireOpenFGAStore fails unless the platform's OpenFGA (asked with its
+// preshared key) has the store id.
+func requireOpenFGAStore(t *testing.T, env map[string]string, id string) {
 	t.Helper()
 	if id == "" {
 		t.Fatal("the Store has no store id")
 	}
-	resp, err := http.Get(url + "/stores/" + id)
+	url := env["OPENFGA_URL"]
+	req, err := http.NewRequest(http.MethodGet, url+"/stores/"+id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := os.ReadFile(env["OPENFGA_PRESHARED_KEY_FILE"])
+	if err != nil {
+		t.Fatalf("OpenFGA's key: %v", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("OpenFGA at %s: %v", url, err)
 	}

@@ -8,6 +8,7 @@ package openfga
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -42,6 +43,10 @@ type Server struct {
 type Options struct {
 	// Engine and URI select the datastore; default sqlite in dir.
 	Engine, URI string
+	// PresharedKey, when set, is the one API key OpenFGA accepts (authn
+	// method "preshared"), handed over in a 0600 file in dir as the
+	// platform does (OPENFGA_AUTHN_PRESHARED_KEYS_FILE).
+	PresharedKey string
 }
 
 // Binary is the path of the openfga binary (OPENFGA_BIN, bin/openfga, or
@@ -114,6 +119,13 @@ func StartServer(ctx context.Context, dir string, opts Options) (*Server, error)
 	s := &Server{URL: "http://" + addr(ports[0]), GRPC: addr(ports[1]), Metrics: addr(ports[2]), log: &process.Buffer{}}
 	cmd := exec.Command(bin, Args(opts.Engine, opts.URI, addr(ports[0]), addr(ports[1]), addr(ports[2]))...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
+	if opts.PresharedKey != "" {
+		keyFile := filepath.Join(dir, "preshared.key")
+		if err := os.WriteFile(keyFile, []byte(opts.PresharedKey+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+		cmd.Env = append(os.Environ(), "OPENFGA_AUTHN_PRESHARED_KEYS_FILE="+keyFile)
+	}
 	if s.proc, err = process.StartProcess(cmd); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	openfga "github.com/openfga/go-sdk"
+	"github.com/openfga/go-sdk/credentials"
 
 	"github.com/meshplane/meshplane/webhook/internal/mapping"
 )
@@ -21,22 +22,37 @@ type Client struct {
 	api *openfga.APIClient
 }
 
+// Option configures the client's OpenFGA connection.
+type Option func(*openfga.Configuration)
+
+// WithPresharedKey sends key as the bearer token of every call: the API
+// key of an OpenFGA run with authn method "preshared".
+func WithPresharedKey(key string) Option {
+	return func(cfg *openfga.Configuration) {
+		cfg.Credentials = &credentials.Credentials{Method: credentials.CredentialsMethodApiToken, Config: &credentials.Config{ApiToken: key}}
+	}
+}
+
 // New returns a client for the OpenFGA HTTP API at url. Each call is
 // bounded by timeout and not retried: a decision must be quick, and the
 // apiserver asks again.
-func New(url string, timeout time.Duration) (*Client, error) {
+func New(url string, timeout time.Duration, opts ...Option) (*Client, error) {
 	transport := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	cfg, err := openfga.NewConfiguration(openfga.Configuration{
+	config := openfga.Configuration{
 		ApiUrl:      url,
 		UserAgent:   "meshplane-rebac-authz-webhook",
 		HTTPClient:  &http.Client{Timeout: timeout, Transport: transport},
 		RetryParams: &openfga.RetryParams{MaxRetry: 0, MinWaitInMs: 10},
-	})
+	}
+	for _, o := range opts {
+		o(&config)
+	}
+	cfg, err := openfga.NewConfiguration(config)
 	if err != nil {
 		return nil, fmt.Errorf("openfga client for %s: %w", url, err)
 	}

@@ -30,6 +30,8 @@ type Options struct {
 
 	OpenFGAURL     string
 	OpenFGATimeout time.Duration
+	// OpenFGAKeyFile, when set, holds OpenFGA's preshared API key.
+	OpenFGAKeyFile string
 
 	Kubeconfig, Context string
 	Workspace           string
@@ -48,6 +50,7 @@ func NewOptions() *Options {
 		SecurePort:         9443,
 		MetricsBindAddress: "127.0.0.1:8080",
 		OpenFGATimeout:     2 * time.Second,
+		OpenFGAKeyFile:     os.Getenv("OPENFGA_PRESHARED_KEY_FILE"),
 		Kubeconfig:         os.Getenv("KUBECONFIG"),
 		Workspace:          "root:platform-mesh-system",
 		EndpointSlice:      "core.platform-mesh.io",
@@ -68,6 +71,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "address of /metrics over HTTP (0 turns it off)")
 	fs.StringVar(&o.OpenFGAURL, "openfga-url", o.OpenFGAURL, "OpenFGA's HTTP API, e.g. http://127.0.0.1:8080 (required)")
 	fs.DurationVar(&o.OpenFGATimeout, "openfga-timeout", o.OpenFGATimeout, "bound of one OpenFGA call")
+	fs.StringVar(&o.OpenFGAKeyFile, "openfga-preshared-key-file", o.OpenFGAKeyFile,
+		"file (mode 0600) holding OpenFGA's preshared API key, sent as the bearer token of every call (default $OPENFGA_PRESHARED_KEY_FILE); empty: none")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the webhook's credential on the core (default $KUBECONFIG)")
 	fs.StringVar(&o.Context, "context", o.Context, "context in --kubeconfig (default: its current context)")
 	fs.StringVar(&o.Workspace, "workspace", o.Workspace, "path of the workspace that exports core.platform-mesh.io")

@@ -31,7 +31,15 @@ import (
 // Run serves until ctx ends. /authz answers at once: 503 until the account
 // workspaces have been read.
 func Run(ctx context.Context, c *Completed, log logr.Logger) error {
-	fgaClient, err := fgacheck.New(c.OpenFGAURL, c.OpenFGATimeout)
+	var fgaOpts []fgacheck.Option
+	if c.OpenFGAKeyFile != "" {
+		key, err := fgacheck.ReadKeyFile(c.OpenFGAKeyFile)
+		if err != nil {
+			return err
+		}
+		fgaOpts = append(fgaOpts, fgacheck.WithPresharedKey(key))
+	}
+	fgaClient, err := fgacheck.New(c.OpenFGAURL, c.OpenFGATimeout, fgaOpts...)
 	if err != nil {
 		return err
 	}

@@ -92,8 +92,9 @@ var clientLogger = sync.OnceValue(func() *zap.Logger {
 // alone the answer never came, so consistent LISTs fell back to etcd and a
 // watch without resourceVersion timed out waiting for a revision its cache
 // never reached ("Too large resource version"). Progress requests themselves
-// go through the in-process watch stream like any other watch request.
-func NewBackendWithInProcessKV(kv *clientv3.Client, endpoints []string, prefix string, compactInterval time.Duration) (*Backend, error) {
+// go through the in-process watch stream like any other watch request;
+// tlsConfig is the client TLS of that question (the embedded etcd's).
+func NewBackendWithInProcessKV(kv *clientv3.Client, endpoints []string, prefix string, compactInterval time.Duration, tlsConfig *tls.Config) (*Backend, error) {
 	kc := &kubernetes.Client{Client: kv}
 	kc.Kubernetes = kc
 	b := newBackend(kc, prefix, compactInterval)
@@ -102,7 +103,7 @@ func NewBackendWithInProcessKV(kv *clientv3.Client, endpoints []string, prefix s
 	}
 	// The probe is a bare client: the question needs no compactor and no
 	// Kubernetes wrapper.
-	probe, err := clientv3.New(clientConfig(endpoints, nil))
+	probe, err := clientv3.New(clientConfig(endpoints, tlsConfig))
 	if err != nil {
 		b.stop()
 		return nil, fmt.Errorf("connecting to etcd %v: %w", endpoints, err)

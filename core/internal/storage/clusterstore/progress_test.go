@@ -96,7 +96,11 @@ func startBackend(t *testing.T) *Backend {
 		t.Fatal(err)
 	}
 	t.Cleanup(etcd.Close)
-	backend, err := NewBackendWithInProcessKV(etcd.InProcessClient(), []string{etcd.ClientURL}, "/registry", time.Hour)
+	tlsConfig, err := etcd.ClientTLS.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend, err := NewBackendWithInProcessKV(etcd.InProcessClient(), []string{etcd.ClientURL}, "/registry", time.Hour, tlsConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
