@@ -21,9 +21,11 @@ func (p *platform) takeoverProbes(tn *tenants) []probe {
 	}
 	return []probe{
 		takeover(itemStoreRef, "an AuthorizationModel in bobcorp with storeRef {name: acme, cluster: root:orgs} and an owner tuple on acme",
-			func(ctx context.Context) verdict { return p.modelIntoStore(ctx, tn, "root:orgs", "iso-t1-path") }),
+			func(ctx context.Context) verdict { return p.modelIntoStore(ctx, tn, "acme", "root:orgs", "iso-t1-path") }),
 		takeover(itemStoreRef, "an AuthorizationModel in bobcorp with storeRef {name: acme, cluster: <root:orgs' cluster id>} and an owner tuple on acme",
-			func(ctx context.Context) verdict { return p.modelIntoStore(ctx, tn, tn.orgsCluster, "iso-t1-id") }),
+			func(ctx context.Context) verdict { return p.modelIntoStore(ctx, tn, "acme", tn.orgsCluster, "iso-t1-id") }),
+		takeover("", "an AuthorizationModel in bobcorp for his own Store with an owner tuple on acme",
+			func(ctx context.Context) verdict { return p.modelIntoStore(ctx, tn, "bobcorp", "root:orgs", "iso-own-model") }),
 		takeover(itemStoreID, "a Store in bobcorp whose status.storeId is acme's store id, with an owner tuple on acme, then deleted",
 			func(ctx context.Context) verdict { return p.storeIDTakeover(ctx, tn) }),
 		takeover(itemMasters, "a Workspace in bobcorp with spec.cluster of acme's account spare3, then deleted",
@@ -46,8 +48,10 @@ func (p *platform) sar(ctx context.Context, w ws, user string) (bool, string) {
 			Reason  string
 		}
 	}
-	_ = a.decode(&r)
-	return r.Status.Allowed, fmt.Sprintf("SubjectAccessReview for %s in %s: allowed=%v %s (%s)", user, w.path, r.Status.Allowed, r.Status.Reason, a)
+	if err := a.decode(&r); err != nil || !a.ok() {
+		return false, fmt.Sprintf("SubjectAccessReview for %s in %s: %s", user, w.path, a)
+	}
+	return r.Status.Allowed, fmt.Sprintf("SubjectAccessReview for %s in %s: allowed=%v %s", user, w.path, r.Status.Allowed, r.Status.Reason)
 }
 
 // watchVictim polls until the user is allowed in acme (a leak: returns
@@ -89,13 +93,13 @@ func (p *platform) hasConditions(ctx context.Context, url, token string) bool {
 }
 
 // modelIntoStore is takeover 1.
-func (p *platform) modelIntoStore(ctx context.Context, tn *tenants, storeCluster, grantee string) verdict {
+func (p *platform) modelIntoStore(ctx context.Context, tn *tenants, store, storeCluster, grantee string) verdict {
 	name := "evil-" + randomHex(4)
 	url := p.proxy + "/clusters/" + tn.bob.path + "/apis/core.platform-mesh.io/v1alpha1/authorizationmodels"
 	a := p.do(ctx, call{method: http.MethodPost, url: url, token: tn.bob.ownerToken, body: map[string]any{
 		"apiVersion": "core.platform-mesh.io/v1alpha1", "kind": "AuthorizationModel", "metadata": map[string]any{"name": name},
 		"spec": map[string]any{
-			"storeRef": map[string]any{"name": "acme", "cluster": storeCluster},
+			"storeRef": map[string]any{"name": store, "cluster": storeCluster},
 			"model":    "module " + strings.ReplaceAll(name, "-", "_") + "\n\ntype " + strings.ReplaceAll(name, "-", "_") + "_thing\n  relations\n    define owner: [user]\n",
 			"tuples":   []any{map[string]any{"object": tn.acme.fgaObject(), "relation": "owner", "user": "user:" + grantee}},
 		}}})
