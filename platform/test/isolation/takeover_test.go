@@ -21,11 +21,17 @@ func (p *platform) takeoverProbes(tn *tenants) []probe {
 	}
 	return []probe{
 		takeover(itemStoreRef, "an AuthorizationModel in bobcorp with storeRef {name: acme, cluster: root:orgs} and an owner tuple on acme",
-			func(ctx context.Context) verdict { return p.modelIntoStore(ctx, tn, "acme", "root:orgs", "iso-t1-path") }),
+			func(ctx context.Context) verdict {
+				return p.modelIntoStore(ctx, tn, "acme", "root:orgs", "iso-t1-path")
+			}),
 		takeover(itemStoreRef, "an AuthorizationModel in bobcorp with storeRef {name: acme, cluster: <root:orgs' cluster id>} and an owner tuple on acme",
-			func(ctx context.Context) verdict { return p.modelIntoStore(ctx, tn, "acme", tn.orgsCluster, "iso-t1-id") }),
+			func(ctx context.Context) verdict {
+				return p.modelIntoStore(ctx, tn, "acme", tn.orgsCluster, "iso-t1-id")
+			}),
 		takeover("", "an AuthorizationModel in bobcorp for his own Store with an owner tuple on acme",
-			func(ctx context.Context) verdict { return p.modelIntoStore(ctx, tn, "bobcorp", "root:orgs", "iso-own-model") }),
+			func(ctx context.Context) verdict {
+				return p.modelIntoStore(ctx, tn, "bobcorp", "root:orgs", "iso-own-model")
+			}),
 		takeover(itemStoreID, "a Store in bobcorp whose status.storeId is acme's store id, with an owner tuple on acme, then deleted",
 			func(ctx context.Context) verdict { return p.storeIDTakeover(ctx, tn) }),
 		takeover(itemMasters, "a Workspace in bobcorp with spec.cluster of acme's account spare3, then deleted",
