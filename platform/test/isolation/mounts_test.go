@@ -34,7 +34,6 @@ func (p *platform) mountProbes(t *testing.T, ctx context.Context, tn *tenants) [
 		{"m-shard-b", p.shardB, "/clusters/" + tn.acme.accountCluster + "/api/v1/namespaces/" + ns + "/secrets", func(b string) bool { return strings.Contains(b, "SecretList") }},
 		{"m-closed", fmt.Sprintf("http://127.0.0.1:%d", ports.Base+13), "/", func(string) bool { return false }},
 	}
-	_ = ports
 	bob, token := "bob (owner of bobcorp)", tn.bob.ownerToken
 	base := p.proxy + "/clusters/" + tn.bob.path
 	p.must(t, ctx, "bob's mount CRD", call{method: http.MethodPost, url: base + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", token: token,
@@ -59,21 +58,23 @@ func (p *platform) mountProbes(t *testing.T, ctx context.Context, tn *tenants) [
 	}
 	// The core has looked at each mount once its Workspace has the
 	// WorkspaceMountReady condition (or it is gone).
-	for _, m := range targets {
-		p.pollUntil(30*time.Second, func() bool {
+	p.pollUntil(30*time.Second, func() bool {
+		for _, m := range targets {
 			a := p.do(ctx, call{method: http.MethodGet, url: base + "/apis/tenancy.kcp.io/v1alpha1/workspaces/" + m.name, token: token})
 			var w struct {
 				Status struct{ Conditions []condition }
 			}
 			_ = a.decode(&w)
+			seen := a.code == http.StatusNotFound
 			for _, c := range w.Status.Conditions {
-				if c.Type == "WorkspaceMountReady" {
-					return true
-				}
+				seen = seen || c.Type == "WorkspaceMountReady"
 			}
-			return a.code == http.StatusNotFound
-		})
-	}
+			if !seen {
+				return false
+			}
+		}
+		return true
+	})
 	var probes []probe
 	closed := map[string]string{}
 	for _, via := range []string{p.proxy, p.shardURL(tn.bob.shard)} {

@@ -32,13 +32,48 @@ func (p *platform) takeoverProbes(tn *tenants) []probe {
 			func(ctx context.Context) verdict {
 				return p.modelIntoStore(ctx, tn, "bobcorp", "root:orgs", "iso-own-model")
 			}),
-		takeover(itemStoreID, "a Store in bobcorp whose status.storeId is acme's store id, with an owner tuple on acme, then deleted",
-			func(ctx context.Context) verdict { return p.storeIDTakeover(ctx, tn) }),
+		takeover("", "a Store in bobcorp with an owner tuple on acme, then deleted",
+			func(ctx context.Context) verdict { return p.storeIDTakeover(ctx, tn, "own", "iso-own-store", false) }),
 		takeover(itemMasters, "a Workspace in bobcorp with spec.cluster of acme's account spare3, then deleted",
 			func(ctx context.Context) verdict { return p.adoptCluster(ctx, tn) }),
 		takeover(itemPath, "annotate his account lab's LogicalCluster kcp.io/path=<acme's account spare4>",
 			func(ctx context.Context) verdict { return p.hijackPath(ctx, tn) }),
+		takeover(itemSystemOnly, "a Workspace in bobcorp with spec.URL of OpenFGA's API",
+			func(ctx context.Context) verdict { return p.workspaceURL(ctx, tn) }),
 	}
+}
+
+// storeIDProbe is takeover 2, run after the others: today it deletes
+// acme's OpenFGA store, which would blind their judgement.
+func (p *platform) storeIDProbe(tn *tenants) probe {
+	return probe{area: "takeover", issue: itemStoreID, who: "bob (owner of bobcorp)",
+		what: "a Store in bobcorp whose status.storeId is acme's store id, with an owner tuple on acme, then deleted",
+		run:  func(ctx context.Context) verdict { return p.storeIDTakeover(ctx, tn, "evil", "iso-t2", true) }}
+}
+
+// workspaceURL: a Workspace whose spec.URL bob wrote is not a mount;
+// requests below it must not go there.
+func (p *platform) workspaceURL(ctx context.Context, tn *tenants) verdict {
+	url := p.proxy + "/clusters/" + tn.bob.path + "/apis/tenancy.kcp.io/v1alpha1/workspaces"
+	a := p.do(ctx, call{method: http.MethodPost, url: url, token: tn.bob.ownerToken, body: map[string]any{
+		"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": map[string]any{"name": "redirect"},
+		"spec": map[string]any{"URL": p.openfga, "type": map[string]any{"name": "universal", "path": "root"}}}})
+	if !a.ok() {
+		return verdict{detail: "refused: " + a.String()}
+	}
+	p.pollUntil(60*time.Second, func() bool {
+		g := p.do(ctx, call{method: http.MethodGet, url: url + "/redirect", token: tn.bob.ownerToken})
+		var w struct{ Status struct{ Phase string } }
+		_ = g.decode(&w)
+		return w.Status.Phase == "Ready"
+	})
+	for _, base := range []string{p.proxy, p.shardURL(tn.bob.shard)} {
+		g := p.do(ctx, call{method: http.MethodGet, url: base + "/clusters/" + tn.bob.path + ":redirect/stores", token: tn.bob.ownerToken})
+		if g.ok() && strings.Contains(string(g.body), `"stores"`) {
+			return verdict{leak: true, detail: "reached OpenFGA: " + g.String()}
+		}
+	}
+	return verdict{detail: "created: " + a.String()}
 }
 
 // sar asks, as the admin, whether user may get a secret in acme no one
@@ -116,22 +151,25 @@ func (p *platform) modelIntoStore(ctx context.Context, tn *tenants, store, store
 	return verdict{leak: leak, detail: detail}
 }
 
-// storeIDTakeover is takeover 2: bob's Store, its status pointed at
-// acme's store id, with a tuple making grantee acme's owner; then bob
-// deletes it, and acme's OpenFGA store must still be there.
-func (p *platform) storeIDTakeover(ctx context.Context, tn *tenants) verdict {
-	const grantee = "iso-t2"
+// storeIDTakeover is takeover 2: bob's Store (its status pointed at
+// acme's store id when pointAt is set) with a tuple making grantee acme's
+// owner; then bob deletes it, and acme's OpenFGA store must still be
+// there.
+func (p *platform) storeIDTakeover(ctx context.Context, tn *tenants, name, grantee string, pointAt bool) verdict {
 	url := p.proxy + "/clusters/" + tn.bob.path + "/apis/core.platform-mesh.io/v1alpha1/stores"
 	a := p.do(ctx, call{method: http.MethodPost, url: url, token: tn.bob.ownerToken, body: map[string]any{
-		"apiVersion": "core.platform-mesh.io/v1alpha1", "kind": "Store", "metadata": map[string]any{"name": "evil"},
+		"apiVersion": "core.platform-mesh.io/v1alpha1", "kind": "Store", "metadata": map[string]any{"name": name},
 		"spec": map[string]any{"coreModule": fga.CoreModule,
 			"tuples": []any{map[string]any{"object": tn.acme.fgaObject(), "relation": "owner", "user": "user:" + grantee}}}}})
 	if !a.ok() {
 		return verdict{detail: "refused: " + a.String()}
 	}
-	var patched answer
+	patched := answer{code: http.StatusOK}
 	for range 20 { // the operator may write the status meanwhile: retry on conflict
-		patched = p.do(ctx, call{method: http.MethodPatch, url: url + "/evil/status", token: tn.bob.ownerToken,
+		if !pointAt {
+			break
+		}
+		patched = p.do(ctx, call{method: http.MethodPatch, url: url + "/" + name + "/status", token: tn.bob.ownerToken,
 			body: map[string]any{"status": map[string]any{"storeId": tn.acme.storeID}}})
 		if patched.code != http.StatusConflict {
 			break
@@ -141,21 +179,20 @@ func (p *platform) storeIDTakeover(ctx context.Context, tn *tenants) verdict {
 	if !patched.ok() {
 		v.detail = "status patch refused: " + patched.String()
 	} else {
-		leak, detail := p.watchVictim(ctx, tn.acme.orgWS(), grantee, func() bool { return p.hasConditions(ctx, url+"/evil", tn.bob.ownerToken) }, 45*time.Second)
+		leak, detail := p.watchVictim(ctx, tn.acme.orgWS(), grantee, func() bool { return p.hasConditions(ctx, url+"/"+name, tn.bob.ownerToken) }, 45*time.Second)
 		v = verdict{leak: leak, detail: detail}
 	}
 	// Deleting bob's Store must leave acme's store alone.
-	p.do(ctx, call{method: http.MethodDelete, url: url + "/evil", token: tn.bob.ownerToken})
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if g := p.do(ctx, call{method: http.MethodGet, url: url + "/evil", token: tn.bob.ownerToken}); g.code == http.StatusNotFound {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	if gone, detail := p.openFGAStoreGone(ctx, tn.acme.storeID); gone {
+	p.do(ctx, call{method: http.MethodDelete, url: url + "/" + name, token: tn.bob.ownerToken})
+	p.pollUntil(60*time.Second, func() bool {
+		return p.do(ctx, call{method: http.MethodGet, url: url + "/" + name, token: tn.bob.ownerToken}).code == http.StatusNotFound
+	})
+	gone, detail := p.openFGAStoreGone(ctx, tn.acme.storeID)
+	if gone {
 		v.leak = true
 		v.detail += "; after bob deleted his Store, acme's OpenFGA store is gone: " + detail
+	} else {
+		v.detail += "; acme's OpenFGA store afterwards: " + detail
 	}
 	return v
 }
