@@ -32,6 +32,7 @@ func TestTenantIsolation(t *testing.T) {
 	probes = append(probes, p.virtualWorkspaceProbes(t, ctx, tn)...)
 	probes = append(probes, p.graphQLProbes(tn)...)
 	probes = append(probes, p.crdProbes(tn)...)
+	probes = append(probes, p.tenantIssuerProbes(t, ctx, tn)...)
 	phase1 := time.Now()
 	results := runProbes(ctx, probes, 16)
 	t.Logf("%d probes in %s", len(probes), time.Since(phase1).Round(time.Second))
@@ -78,6 +79,18 @@ func (p *platform) controls(t *testing.T, ctx context.Context, tn *tenants) {
 			if !a.ok() || strings.Contains(string(a.body), `"errors"`) {
 				t.Errorf("control: %s's GraphQL %s in %s: %s", o.owner, q, o.path, a)
 			}
+		}
+	}
+	// The platform's virtual workspaces answer the admin on every shard
+	// and through the proxy.
+	for _, base := range []string{p.proxy, p.shardRoot, p.shardB} {
+		for _, u := range []string{
+			"/services/apiexport/" + tn.pmsCluster + "/core.platform-mesh.io/clusters/*/apis/core.platform-mesh.io/v1alpha1/accountinfos",
+			"/services/initializingworkspaces/root:security/clusters/*/apis/core.kcp.io/v1alpha1/logicalclusters",
+			"/services/terminatingworkspaces/root:security/clusters/*/apis/core.kcp.io/v1alpha1/logicalclusters",
+			"/services/initializingworkspaces/" + tn.pmsCluster + ":account-operator/clusters/*/apis/core.kcp.io/v1alpha1/logicalclusters",
+		} {
+			p.control(t, ctx, "the admin through a virtual workspace", call{method: http.MethodGet, url: base + u, token: p.tokens["kcp-admin"]}, "")
 		}
 	}
 	if t.Failed() {

@@ -45,6 +45,7 @@ type platform struct {
 	// (system:masters, for the shards' wildcard views), and the OIDC users.
 	tokens map[string]string
 	issuer *oidcissuer.Issuer
+	idp    *oidcissuer.Server // serves the platform's issuer and the tenants' own
 }
 
 // startPlatform runs `meshplane-platform --shards 2` with an OIDC issuer
@@ -111,6 +112,7 @@ func (p *platform) startIssuer(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
+	p.idp = srv
 	if p.issuer, err = srv.NewIssuer("corp", oidcissuer.ES256); err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,9 @@ func report(t *testing.T, results []result) {
 			areas[r.area] = a
 		}
 		a.attempts++
+		if r.area == "takeover" {
+			t.Logf("takeover probe %s: %s -> leak=%v: %s", r.who, r.what, r.leak, r.detail)
+		}
 		if r.leak {
 			a.leaks++
 			item := ""

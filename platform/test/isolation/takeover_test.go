@@ -114,20 +114,25 @@ func (p *platform) watchVictim(ctx context.Context, w ws, user string, observed 
 	return p.sar(ctx, w, user)
 }
 
-// hasConditions: the object at url (read as token) carries a condition
-// the operator wrote for its current generation.
+// hasConditions: the operator has handled the object at url (read as
+// token) for its current generation: its Ready condition says it refused
+// it, or its status lists the tuples it wrote (it reports Ready before
+// writing them).
 func (p *platform) hasConditions(ctx context.Context, url, token string) bool {
 	a := p.do(ctx, call{method: http.MethodGet, url: url, token: token})
 	var obj struct {
 		Metadata struct{ Generation int64 }
-		Status   struct{ Conditions []condition }
+		Status   struct {
+			Conditions    []condition
+			ManagedTuples []any
+		}
 	}
 	if a.decode(&obj) != nil {
 		return false
 	}
 	for _, c := range obj.Status.Conditions {
 		if c.Type == "Ready" && c.ObservedGeneration >= obj.Metadata.Generation {
-			return true
+			return c.Status == "False" || len(obj.Status.ManagedTuples) > 0
 		}
 	}
 	return false

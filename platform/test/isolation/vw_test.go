@@ -61,6 +61,11 @@ func (p *platform) virtualWorkspaceProbes(t *testing.T, ctx context.Context, tn 
 				probes = append(probes, p.noVictimData("virtual workspace", "bob (owner of bobcorp)", tn.bob.ownerToken, "read through his own virtual workspace",
 					call{method: http.MethodGet, url: base + vw + in}, append(tn.acme.markers(), tn.acme.cluster, tn.acme.accountCluster, tn.acme.storeID)))
 			}
+			for _, c := range []string{tn.acme.cluster, tn.acme.accountCluster} {
+				probes = append(probes, p.refused("virtual workspace", "bob (owner of bobcorp)", tn.bob.ownerToken, "write into acme through his own virtual workspace",
+					call{method: http.MethodPost, url: base + vw + "/clusters/" + c + "/api/v1/namespaces/" + ns + "/configmaps" + dryRun,
+						body: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "pwned"}}}))
+			}
 		}
 	}
 	return probes
