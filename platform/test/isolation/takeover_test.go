@@ -51,6 +51,47 @@ func (p *platform) storeIDProbe(tn *tenants) probe {
 		run:  func(ctx context.Context) verdict { return p.storeIDTakeover(ctx, tn, "evil", "iso-t2", true) }}
 }
 
+// accountInfoProbe: bob rewrites his account decoy's AccountInfo to say
+// it is acme's account in acme's store, and deletes the Account: the
+// security-operator's terminator must not delete acme's tuples (carol's
+// membership of acme, a tuple on acme's account, must still count).
+func (p *platform) accountInfoProbe(tn *tenants) probe {
+	return probe{area: "takeover", issue: itemAccountInfo, who: "bob (owner of bobcorp)",
+		what: "rewrite his account decoy's AccountInfo to acme's account and store, then delete the Account",
+		run: func(ctx context.Context) verdict {
+			member := func() (bool, string) {
+				a := p.admin(ctx, http.MethodPost, "/clusters/"+tn.acme.path+"/apis/authorization.k8s.io/v1/subjectaccessreviews", map[string]any{
+					"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+					"spec": map[string]any{"user": tn.acme.member, "groups": []any{"system:authenticated"},
+						"resourceAttributes": map[string]any{"verb": "get", "resource": "configmaps", "namespace": ns, "name": "fresh-" + randomHex(8)}}})
+				var r struct{ Status struct{ Allowed bool } }
+				_ = a.decode(&r)
+				return r.Status.Allowed, a.String()
+			}
+			if ok, detail := member(); !ok {
+				return verdict{detail: "cannot judge: carol is no member of acme before the attack: " + detail, serverError: true}
+			}
+			a := p.do(ctx, call{method: http.MethodPatch, url: p.proxy + "/clusters/" + tn.decoy.path + "/apis/core.platform-mesh.io/v1alpha1/accountinfos/account",
+				token: tn.bob.ownerToken, body: map[string]any{"spec": map[string]any{"fga": map[string]any{"store": map[string]any{"id": tn.acme.storeID}},
+					"account": map[string]any{"name": tn.acme.name, "originClusterId": tn.acme.origin}}}})
+			if !a.ok() {
+				return verdict{detail: "refused: " + a.String()}
+			}
+			url := p.proxy + "/clusters/" + tn.bob.path + "/apis/core.platform-mesh.io/v1alpha1/accounts/decoy"
+			p.do(ctx, call{method: http.MethodDelete, url: url, token: tn.bob.ownerToken})
+			// The terminator has run once the Account is gone (its
+			// finalizer waits for the workspace, the workspace for its
+			// terminators).
+			p.pollUntil(90*time.Second, func() bool {
+				return p.do(ctx, call{method: http.MethodGet, url: url, token: tn.bob.ownerToken}).code == http.StatusNotFound
+			})
+			if ok, detail := member(); !ok {
+				return verdict{leak: true, detail: "after the deletion oidc:carol is no longer a member of acme (its tuples were deleted): " + detail}
+			}
+			return verdict{detail: "acme's tuples stay"}
+		}}
+}
+
 // workspaceURL: a Workspace whose spec.URL bob wrote is not a mount;
 // requests below it must not go there.
 func (p *platform) workspaceURL(ctx context.Context, tn *tenants) verdict {

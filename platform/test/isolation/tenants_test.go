@@ -55,10 +55,10 @@ type tenants struct {
 	eveToken    string // oidc:eve, signed in, in no organization
 
 	// Sacrificial accounts of acme for the takeovers that destroy or
-	// redirect a workspace, and bob's account whose LogicalCluster he
-	// rewrites.
+	// redirect a workspace, bob's account whose LogicalCluster he
+	// rewrites, and the one whose AccountInfo he rewrites and deletes.
 	spare3, spare4 ws
-	lab            ws
+	lab, decoy     ws
 }
 
 const (
@@ -90,7 +90,7 @@ func setupTenants(t *testing.T, ctx context.Context, p *platform) *tenants {
 		o    *org
 		name string
 	}
-	accounts := []acct{{tn.acme, "team"}, {tn.acme, "spare3"}, {tn.acme, "spare4"}, {tn.bob, "lab"}, {tn.bob, "bteam"}}
+	accounts := []acct{{tn.acme, "team"}, {tn.acme, "spare3"}, {tn.acme, "spare4"}, {tn.bob, "lab"}, {tn.bob, "bteam"}, {tn.bob, "decoy"}}
 	parallel(t, accounts, func(a acct) { p.createAccount(t, ctx, a.o.ownerToken, a.o.path, a.name, "account") })
 	p.setUnschedulable(t, ctx, "root", false)
 
@@ -109,6 +109,7 @@ func setupTenants(t *testing.T, ctx context.Context, p *platform) *tenants {
 	tn.spare3 = p.clusterOf(t, ctx, tn.acme.path, "spare3")
 	tn.spare4 = p.clusterOf(t, ctx, tn.acme.path, "spare4")
 	tn.lab = p.clusterOf(t, ctx, tn.bob.path, "lab")
+	tn.decoy = p.clusterOf(t, ctx, tn.bob.path, "decoy")
 
 	parallel(t, orgs, func(o *org) {
 		var store struct {
