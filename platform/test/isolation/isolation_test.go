@@ -41,7 +41,7 @@ func TestTenantIsolation(t *testing.T) {
 	takeovers = append(takeovers, p.systemMetadataProbes(tn)...)
 	phase2 := time.Now()
 	results = append(results, runProbes(ctx, takeovers, len(takeovers))...)
-	results = append(results, runProbes(ctx, []probe{p.accountInfoProbe(tn)}, 1)...)
+	results = append(results, runProbes(ctx, []probe{p.accountInfoProbe(tn), p.orgInfoProbe(tn)}, 2)...)
 	results = append(results, runProbes(ctx, []probe{p.storeIDProbe(tn)}, 1)...)
 	t.Logf("%d takeover probes in %s; %s in all", len(takeovers), time.Since(phase2).Round(time.Second), time.Since(started).Round(time.Second))
 	if n := p.proxyRetries.Load(); n > 0 {

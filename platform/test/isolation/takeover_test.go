@@ -92,6 +92,60 @@ func (p *platform) accountInfoProbe(tn *tenants) probe {
 		}}
 }
 
+// orgInfoProbe: bob rewrites his organization's AccountInfo to say it is
+// acme, then creates an account: it must not get acme's workspace type
+// (nor, with it, tuples in acme's store).
+func (p *platform) orgInfoProbe(tn *tenants) probe {
+	return probe{area: "takeover", issue: itemAccountInfo, who: "bob (owner of bobcorp)",
+		what: "rewrite his org's AccountInfo to organization acme and acme's store, then create an account",
+		run: func(ctx context.Context) verdict {
+			a := p.do(ctx, call{method: http.MethodPatch, url: p.proxy + "/clusters/" + tn.bob.path + "/apis/core.platform-mesh.io/v1alpha1/accountinfos/account",
+				token: tn.bob.ownerToken, body: map[string]any{"spec": map[string]any{"fga": map[string]any{"store": map[string]any{"id": tn.acme.storeID}},
+					"organization": map[string]any{"name": tn.acme.name, "originClusterId": tn.acme.origin, "generatedClusterId": tn.acme.cluster, "path": tn.acme.path}}}})
+			if !a.ok() {
+				return verdict{detail: "refused: " + a.String()}
+			}
+			accounts := p.proxy + "/clusters/" + tn.bob.path + "/apis/core.platform-mesh.io/v1alpha1/accounts"
+			a = p.do(ctx, call{method: http.MethodPost, url: accounts, token: tn.bob.ownerToken, body: map[string]any{
+				"apiVersion": "core.platform-mesh.io/v1alpha1", "kind": "Account", "metadata": map[string]any{"name": "sneak"},
+				"spec": map[string]any{"type": "account", "displayName": "sneak"}}})
+			if !a.ok() {
+				return verdict{detail: "account refused: " + a.String()}
+			}
+			// The operator has decided once the Workspace exists or the
+			// Account says why not.
+			var typ string
+			p.pollUntil(60*time.Second, func() bool {
+				var w struct {
+					Spec struct{ Type struct{ Name, Path string } }
+				}
+				if p.do(ctx, call{method: http.MethodGet, url: p.proxy + "/clusters/" + tn.bob.path + "/apis/tenancy.kcp.io/v1alpha1/workspaces/sneak", token: tn.bob.ownerToken}).decode(&w) == nil && w.Spec.Type.Name != "" {
+					typ = w.Spec.Type.Path + ":" + w.Spec.Type.Name
+					return true
+				}
+				return p.hasFailed(ctx, accounts+"/sneak", tn.bob.ownerToken)
+			})
+			if typ == "root:orgs:"+tn.acme.name+"-account" {
+				return verdict{leak: true, detail: "bob's new account's workspace has acme's type " + typ}
+			}
+			return verdict{detail: "workspace type " + typ}
+		}}
+}
+
+// hasFailed: an Account has a condition in Error.
+func (p *platform) hasFailed(ctx context.Context, url, token string) bool {
+	var acc struct {
+		Status struct{ Conditions []condition }
+	}
+	_ = p.do(ctx, call{method: http.MethodGet, url: url, token: token}).decode(&acc)
+	for _, c := range acc.Status.Conditions {
+		if c.Status == "False" && c.Reason == "Error" {
+			return true
+		}
+	}
+	return false
+}
+
 // workspaceURL: a Workspace whose spec.URL bob wrote is not a mount;
 // requests below it must not go there.
 func (p *platform) workspaceURL(ctx context.Context, tn *tenants) verdict {
