@@ -2,6 +2,8 @@ package isolation
 
 import (
 	"net/http"
+	"sort"
+	"strings"
 )
 
 // Issue 28's items, named in probes that belong to one.
@@ -14,7 +16,6 @@ const (
 	itemWarrant       = "also found: impersonated warrants and reserved extras"
 	itemAccountInfo   = "also found: AccountInfo editable by a workspace admin"
 	itemSystemOnly    = "also found: system-only metadata and fields"
-	itemProviderScope = "also found: provider ServiceAccount scope"
 )
 
 // impersonationProbes: bob is cluster-admin of bobcorp, so RBAC lets him
@@ -93,13 +94,16 @@ func (p *platform) impersonationProbes(tn *tenants) []probe {
 	return probes
 }
 
+// describe lists headers in a stable order.
 func describe(h map[string]string) string {
-	s := ""
-	for k, v := range h {
-		if s != "" {
-			s += ", "
-		}
-		s += k + ": " + v
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
 	}
-	return s
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + h[k]
+	}
+	return strings.Join(parts, ", ")
 }
