@@ -8,14 +8,14 @@ import (
 
 // Issue 28's items, named in probes that belong to one.
 const (
-	itemStoreRef      = "1. AuthorizationModel into another org's Store"
-	itemStoreID       = "2. Store.status.storeId is trusted"
-	itemMasters       = "3. impersonating system:masters / Workspace spec.cluster"
-	itemPath          = "4. rewriting the LogicalCluster's kcp.io/path"
-	itemMounts        = "5. mounts reach internal URLs (SSRF)"
-	itemWarrant       = "also found: impersonated warrants and reserved extras"
-	itemAccountInfo   = "also found: AccountInfo editable by a workspace admin"
-	itemSystemOnly    = "also found: system-only metadata and fields"
+	itemStoreRef    = "1. AuthorizationModel into another org's Store"
+	itemStoreID     = "2. Store.status.storeId is trusted"
+	itemMasters     = "3. impersonating system:masters / Workspace spec.cluster"
+	itemPath        = "4. rewriting the LogicalCluster's kcp.io/path"
+	itemMounts      = "5. mounts reach internal URLs (SSRF)"
+	itemWarrant     = "also found: impersonated warrants and reserved extras"
+	itemAccountInfo = "also found: AccountInfo editable by a workspace admin"
+	itemSystemOnly  = "also found: system-only metadata and fields"
 )
 
 // impersonationProbes: bob is cluster-admin of bobcorp, so RBAC lets him
