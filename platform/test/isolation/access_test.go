@@ -117,7 +117,7 @@ func (p *platform) accessProbes(tn *tenants) []probe {
 			{other.owner + " (owner of " + other.name + ")", other.ownerToken},
 			{other.member + " (member of " + other.name + ")", other.memberToken},
 			{other.name + "'s ServiceAccount", other.saToken},
-			{"oidc:eve (no organization)", tn.eveToken},
+			{"oidc-eve (no organization)", tn.eveToken},
 			{"anonymous", ""},
 		}
 		for _, w := range []ws{victim.orgWS(), victim.accountWS()} {
@@ -194,11 +194,11 @@ func (tn *tenants) identities() []attacker {
 	return []attacker{
 		{"alice (owner of acme)", tn.acme.ownerToken},
 		{"bob (owner of bobcorp)", tn.bob.ownerToken},
-		{"oidc:carol (member of acme)", tn.acme.memberToken},
-		{"oidc:dave (member of bobcorp)", tn.bob.memberToken},
+		{"oidc-carol (member of acme)", tn.acme.memberToken},
+		{"oidc-dave (member of bobcorp)", tn.bob.memberToken},
 		{"acme's ServiceAccount", tn.acme.saToken},
 		{"bobcorp's ServiceAccount", tn.bob.saToken},
-		{"oidc:eve (no organization)", tn.eveToken},
+		{"oidc-eve (no organization)", tn.eveToken},
 		{"anonymous", ""},
 	}
 }

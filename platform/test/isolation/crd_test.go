@@ -18,19 +18,26 @@ func (p *platform) crdProbes(tn *tenants) []probe {
 		pr.area, pr.issue = "platform CRDs", issue
 		probes = append(probes, pr)
 	}
-	info := base + "/apis/core.platform-mesh.io/v1alpha1/accountinfos/account" + dryRun
-	add(p.refused("", bob, token, "point his AccountInfo at acme's OpenFGA store", call{method: http.MethodPatch, url: info,
-		body: map[string]any{"spec": map[string]any{"fga": map[string]any{"store": map[string]any{"id": tn.acme.storeID}}}}}), itemAccountInfo)
-	add(p.refused("", bob, token, "make his AccountInfo say it is acme's account", call{method: http.MethodPatch, url: info,
-		body: map[string]any{"spec": map[string]any{"account": map[string]any{"name": "acme", "originClusterId": tn.orgsCluster}}}}), itemAccountInfo)
-	add(p.refused("", bob, token, "make his AccountInfo say it belongs to organization acme", call{method: http.MethodPatch, url: info,
-		body: map[string]any{"spec": map[string]any{"organization": map[string]any{"name": "acme", "originClusterId": tn.orgsCluster, "generatedClusterId": tn.acme.cluster}}}}), itemAccountInfo)
+	// In his org workspace (root shard) and his account's (shard b).
+	for _, w := range []ws{tn.bob.orgWS(), tn.bob.accountWS()} {
+		info := p.proxy + "/clusters/" + w.path + "/apis/core.platform-mesh.io/v1alpha1/accountinfos/account" + dryRun
+		in := " in " + w.path + " (shard " + w.shard + ")"
+		add(p.refused("", bob, token, "point his AccountInfo at acme's OpenFGA store"+in, call{method: http.MethodPatch, url: info,
+			body: map[string]any{"spec": map[string]any{"fga": map[string]any{"store": map[string]any{"id": tn.acme.storeID}}}}}), itemAccountInfo)
+		add(p.refused("", bob, token, "make his AccountInfo say it is acme's account"+in, call{method: http.MethodPatch, url: info,
+			body: map[string]any{"spec": map[string]any{"account": map[string]any{"name": "acme", "originClusterId": tn.orgsCluster}}}}), itemAccountInfo)
+		add(p.refused("", bob, token, "make his AccountInfo say it belongs to organization acme"+in, call{method: http.MethodPatch, url: info,
+			body: map[string]any{"spec": map[string]any{"organization": map[string]any{"name": "acme", "originClusterId": tn.orgsCluster, "generatedClusterId": tn.acme.cluster}}}}), itemAccountInfo)
+	}
 
-	// An Account whose creator names alice is stored with bob as creator.
-	add(p.notStored(bob, token, "create an Account with spec.creator alice", call{method: http.MethodPost,
-		url: base + "/apis/core.platform-mesh.io/v1alpha1/accounts" + dryRun,
-		body: map[string]any{"apiVersion": "core.platform-mesh.io/v1alpha1", "kind": "Account", "metadata": map[string]any{"name": "impostor"},
-			"spec": map[string]any{"type": "account", "creator": "alice"}}}, "", []string{"spec", "creator"}, "alice"), "")
+	// An Account whose creator names alice is stored with bob as creator
+	// (the export's admission policy), on either shard.
+	for _, w := range []ws{tn.bob.orgWS(), tn.bob.accountWS()} {
+		add(p.notStored(bob, token, "create an Account with spec.creator alice in "+w.path+" (shard "+w.shard+")", call{method: http.MethodPost,
+			url: p.proxy + "/clusters/" + w.path + "/apis/core.platform-mesh.io/v1alpha1/accounts" + dryRun,
+			body: map[string]any{"apiVersion": "core.platform-mesh.io/v1alpha1", "kind": "Account", "metadata": map[string]any{"name": "impostor"},
+				"spec": map[string]any{"type": "account", "creator": "alice"}}}, "", []string{"spec", "creator"}, "alice"), "")
+	}
 
 	// Workspaces of another organization's types, or of the platform's
 	// own types, are not his to use.

@@ -70,7 +70,7 @@ func (p *platform) impersonationProbes(tn *tenants) []probe {
 		{"Impersonate-User": "system:serviceaccount:" + ns + ":robot", "Impersonate-Extra-authentication.kubernetes.io%2fcluster-name": tn.acme.cluster},
 		{"X-Kcp-Internal-Deep-SubjectAccessReview": "true"},
 	}
-	for _, a := range []attacker{{bob, tn.bob.ownerToken}, {"oidc:eve (no organization)", tn.eveToken}, {"bobcorp's ServiceAccount", tn.bob.saToken}} {
+	for _, a := range []attacker{{bob, tn.bob.ownerToken}, {"oidc-eve (no organization)", tn.eveToken}, {"bobcorp's ServiceAccount", tn.bob.saToken}} {
 		for _, h := range asAlice {
 			for _, addr := range p.addressings(tn.acme.orgWS())[:4] {
 				probes = append(probes, p.refused("impersonation", a.name, a.token, "impersonate "+describe(h)+": list secrets in acme "+addr.how,

@@ -49,7 +49,7 @@ type platform struct {
 }
 
 // startPlatform runs `meshplane-platform --shards 2` with an OIDC issuer
-// of the test's own (usernames "oidc:<sub>"), the way `make run SHARDS=2
+// of the test's own (usernames "oidc-<sub>", plain in OpenFGA ids), the way `make run SHARDS=2
 // AUTHENTICATION_CONFIG=...` does, and waits for platform.env.
 func startPlatform(t *testing.T) *platform {
 	t.Helper()
@@ -126,7 +126,7 @@ jwt:
     certificateAuthority: |
 %s
   claimMappings:
-    username: {claim: sub, prefix: "oidc:"}
+    username: {claim: sub, prefix: "oidc-"}
 `, p.issuer.URL, ca)
 	file := filepath.Join(dir, "authentication.yaml")
 	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
@@ -135,7 +135,7 @@ jwt:
 	return file
 }
 
-// oidcToken is a token of the test's issuer for user "oidc:<sub>".
+// oidcToken is a token of the test's issuer for user "oidc-<sub>".
 func (p *platform) oidcToken(sub string) string {
 	return p.issuer.Token(oidcissuer.Claims{"sub": sub, "aud": "meshplane"}, time.Hour)
 }

@@ -86,7 +86,7 @@ func (p *platform) accountInfoProbe(tn *tenants) probe {
 				return p.do(ctx, call{method: http.MethodGet, url: url, token: tn.bob.ownerToken}).code == http.StatusNotFound
 			})
 			if ok, detail := member(); !ok {
-				return verdict{leak: true, detail: "after the deletion oidc:carol is no longer a member of acme (its tuples were deleted): " + detail}
+				return verdict{leak: true, detail: "after the deletion oidc-carol is no longer a member of acme (its tuples were deleted): " + detail}
 			}
 			return verdict{detail: "acme's tuples stay"}
 		}}

@@ -28,7 +28,7 @@ type org struct {
 	accountCluster string
 	accountShard   string
 
-	member      string // oidc:<name>, member of the org through a Store tuple
+	member      string // oidc-<name>, member of the org through a Store tuple
 	memberToken string
 	sa          string // the ServiceAccount apps/robot of the org workspace
 	saToken     string
@@ -52,7 +52,7 @@ type tenants struct {
 	orgsCluster string // root:orgs
 	pmsCluster  string // root:platform-mesh-system
 	acme, bob   *org
-	eveToken    string // oidc:eve, signed in, in no organization
+	eveToken    string // oidc-eve, signed in, in no organization
 
 	// Sacrificial accounts of acme for the takeovers that destroy or
 	// redirect a workspace, bob's account whose LogicalCluster he
@@ -73,8 +73,8 @@ const (
 func setupTenants(t *testing.T, ctx context.Context, p *platform) *tenants {
 	t.Helper()
 	tn := &tenants{eveToken: p.oidcToken("eve")}
-	tn.acme = &org{name: "acme", owner: "alice", ownerToken: p.tokens["alice"], member: "oidc:carol", memberToken: p.oidcToken("carol"), marker: "acme-" + randomHex(8)}
-	tn.bob = &org{name: "bobcorp", owner: "bob", ownerToken: p.tokens["bob"], member: "oidc:dave", memberToken: p.oidcToken("dave"), marker: "bobcorp-" + randomHex(8)}
+	tn.acme = &org{name: "acme", owner: "alice", ownerToken: p.tokens["alice"], member: "oidc-carol", memberToken: p.oidcToken("carol"), marker: "acme-" + randomHex(8)}
+	tn.bob = &org{name: "bobcorp", owner: "bob", ownerToken: p.tokens["bob"], member: "oidc-dave", memberToken: p.oidcToken("dave"), marker: "bobcorp-" + randomHex(8)}
 	orgs := []*org{tn.acme, tn.bob}
 	for _, o := range orgs {
 		o.path = "root:orgs:" + o.name
@@ -243,7 +243,9 @@ func (p *platform) plant(t *testing.T, ctx context.Context, o *org) {
 func (p *platform) grantMember(t *testing.T, ctx context.Context, o *org) {
 	t.Helper()
 	url := "/clusters/root:orgs/apis/core.platform-mesh.io/v1alpha1/stores/" + o.name
-	tuple := map[string]any{"object": o.fgaObject(), "relation": "member", "user": "user:" + strings.ReplaceAll(o.member, ":", ".")}
+	// The member's name is plain (prefix "oidc-", no ":"), so its OpenFGA
+	// id is "user:<name>" in every spelling of the ids.
+	tuple := map[string]any{"object": o.fgaObject(), "relation": "member", "user": "user:" + o.member}
 	eventually(t, 30*time.Second, "granting "+o.member+" membership of "+o.name, func() (bool, string) {
 		var store map[string]any
 		a := p.admin(ctx, http.MethodGet, url, nil)

@@ -136,7 +136,7 @@ func (p *platform) graphQLProbes(tn *tenants) []probe {
 			{other.owner + " (owner of " + other.name + ")", other.ownerToken},
 			{other.member + " (member of " + other.name + ")", other.memberToken},
 			{other.name + "'s ServiceAccount", other.saToken},
-			{"oidc:eve (no organization)", tn.eveToken},
+			{"oidc-eve (no organization)", tn.eveToken},
 			{"anonymous", ""},
 		}
 		onB := map[string]bool{}
