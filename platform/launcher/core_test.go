@@ -27,6 +27,17 @@ func TestAuthenticationConfigFlag(t *testing.T) {
 	if i := slices.Index(args, "--authentication-config"); i < 0 || i+1 >= len(args) || args[i+1] != file {
 		t.Errorf("the core is started without --authentication-config %s: %v", file, args)
 	}
+	// Sharded, shard b authenticates the same users (tokens reach it
+	// through the proxy unchanged).
+	c.Shards = 2
+	for _, comp := range shardComponents(&c) {
+		if comp.Name != "shard-b" {
+			continue
+		}
+		if i := slices.Index(comp.Args, "--authentication-config"); i < 0 || i+1 >= len(comp.Args) || comp.Args[i+1] != file {
+			t.Errorf("shard b is started without --authentication-config %s: %v", file, comp.Args)
+		}
+	}
 
 	c, err = ParseFlags([]string{"--bin-dir", "/bin"})
 	if err != nil {

@@ -105,6 +105,11 @@ func shardComponents(c *Config) []Component {
 		"--shard-name", "b", "--root-shard-kubeconfig", rootShardKubeconfig(c),
 	}
 	args = append(args, shardArgs(c)...)
+	// Every shard authenticates the same users: tokens reach a shard
+	// through the proxy unchanged.
+	if c.AuthenticationConfig != "" {
+		args = append(args, "--authentication-config", c.AuthenticationConfig)
+	}
 	if c.DemoUsers {
 		args = append(args, "--token-auth-file", filepath.Join(c.RootDir, demoUsersFile))
 	}
