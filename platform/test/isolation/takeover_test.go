@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -297,20 +298,27 @@ func (p *platform) storeIDTakeover(ctx context.Context, tn *tenants, name, grant
 	return v
 }
 
-// openFGAStoreGone reads acme's store from OpenFGA as the platform does
-// (with the preshared key of platform.env, if the platform has one).
+// openFGAStoreGone reads acme's store from OpenFGA as the platform does,
+// with the preshared key in the file platform.env names. An answer other
+// than the store or its absence counts as gone: a check that cannot look
+// must not pass.
 func (p *platform) openFGAStoreGone(ctx context.Context, id string) (bool, string) {
 	c := call{method: http.MethodGet, url: p.openfga + "/stores/" + id}
-	for k, v := range p.env {
-		if strings.HasPrefix(k, "OPENFGA_") && (strings.Contains(k, "KEY") || strings.Contains(k, "TOKEN")) {
-			c.token = v
+	if f := p.env["OPENFGA_PRESHARED_KEY_FILE"]; f != "" {
+		key, err := os.ReadFile(f)
+		if err != nil {
+			return true, "reading OpenFGA's preshared key: " + err.Error()
 		}
+		c.token = strings.TrimSpace(string(key))
 	}
 	a := p.do(ctx, c)
 	var s struct {
 		DeletedAt string `json:"deleted_at"`
 	}
 	_ = a.decode(&s)
+	if a.code != http.StatusOK && a.code != http.StatusNotFound {
+		return true, "OpenFGA did not answer the store read: " + a.String()
+	}
 	return a.code == http.StatusNotFound || s.DeletedAt != "", a.String()
 }
 
