@@ -101,15 +101,46 @@ func TestPassesOtherPathsOn(t *testing.T) {
 	}
 }
 
+// TestUnresolvedPaths: a path under a lifecycle virtual workspace without
+// /clusters/<c> goes on unchanged and marked, for the Authorizer to refuse
+// to everybody but system:masters, as kcp's virtual workspace server.
+func TestUnresolvedPaths(t *testing.T) {
+	for _, target := range []string{"/services/initializingworkspaces", "/services/initializingworkspaces/root:t",
+		"/services/terminatingworkspaces/root:t/apis", "/services/initializingworkspaces/root:t/api/v1"} {
+		var marked bool
+		next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			marked, _ = r.Context().Value(unresolvedKey{}).(bool)
+			if r.URL.Path != target {
+				t.Errorf("GET %s: passed on as %s", target, r.URL.Path)
+			}
+		})
+		WithVirtualWorkspaces(next).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, target, nil))
+		if !marked {
+			t.Errorf("GET %s: not marked unresolved", target)
+		}
+	}
+	ctx := context.WithValue(context.Background(), unresolvedKey{}, true)
+	a := Authorizer{RBAC: &rbacAllowing{}, Clusters: fakeClusters{}}
+	for _, tc := range []struct {
+		user *user.DefaultInfo
+		want authorizer.Decision
+	}{
+		{&user.DefaultInfo{Name: "alice", Groups: []string{user.AllAuthenticated}}, authorizer.DecisionDeny},
+		{&user.DefaultInfo{Name: "kcp-admin", Groups: []string{"system:kcp:admin"}}, authorizer.DecisionDeny},
+		{&user.DefaultInfo{Name: "shard-admin", Groups: []string{user.SystemPrivilegedGroup}}, authorizer.DecisionNoOpinion},
+	} {
+		if got, reason, _ := a.Authorize(ctx, authorizer.AttributesRecord{User: tc.user, Verb: "get", Path: "/services/initializingworkspaces/root:t/api"}); got != tc.want {
+			t.Errorf("%s: decision %v (%q), want %v", tc.user.Name, got, reason, tc.want)
+		}
+	}
+}
+
 func TestBadPaths(t *testing.T) {
 	for _, tc := range []struct {
 		target string
 		code   int32
 		reason metav1.StatusReason
 	}{
-		{"/services/initializingworkspaces", http.StatusNotFound, metav1.StatusReasonNotFound},
-		{"/services/initializingworkspaces/root:t", http.StatusNotFound, metav1.StatusReasonNotFound},
-		{"/services/terminatingworkspaces/root:t/apis", http.StatusNotFound, metav1.StatusReasonNotFound},
 		{"/services/initializingworkspaces/notype/clusters/*/apis", http.StatusBadRequest, metav1.StatusReasonBadRequest},
 		{"/services/initializingworkspaces/:t/clusters/*/apis", http.StatusBadRequest, metav1.StatusReasonBadRequest},
 		{"/services/initializingworkspaces/root:/clusters/*/apis", http.StatusBadRequest, metav1.StatusReasonBadRequest},
