@@ -39,7 +39,9 @@ spec: {type: {name: `+name+`, path: root}}
 	framework.WaitWorkspacePhase(t, s.RESTConfig(t, tn.alice.Path), "initializing", "Initializing", time.Minute)
 	ws := tn.alice.Path + ":initializing"
 	nsPath := "/clusters/" + ws + "/api/v1/namespaces"
-	ns := func(n string) []byte { return []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + n + `"}}`) }
+	ns := func(n string) []byte {
+		return []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + n + `"}}`)
+	}
 
 	for _, tc := range []struct {
 		what      string
