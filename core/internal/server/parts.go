@@ -27,6 +27,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/apiexport"
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/authorization"
+	"github.com/meshplane/meshplane/core/internal/authorization/systemstatus"
 	"github.com/meshplane/meshplane/core/internal/crd"
 	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/impersonation"
@@ -160,6 +161,8 @@ func (p *parts) newAuthorizer() {
 	p.authz, p.rules = authorization.New(rbacSource(p.storage), p.index, p.config.AuthorizationWebhook,
 		// First: refusals of privileged impersonation win over any grant.
 		authorization.Fixed(impersonation.Authorizer),
+		// The status only the system writes, whatever RBAC grants.
+		authorization.Fixed(systemstatus.Authorizer),
 		authorization.Fixed(authorizer.AuthorizerFunc(home.Authorizer)),
 		func(full, _ authorizer.Authorizer) authorizer.Authorizer {
 			return &apiexportvw.Authorizer{Exports: p.exports, RBAC: p.acrossShards(full)}
