@@ -12,6 +12,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -106,7 +107,11 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	if err := p.newJWT(); err != nil {
 		return nil, err
 	}
-	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator, p.jwt.tokens),
+	// A TokenReview answers with the token's audiences: the static tokens
+	// are audience-agnostic (any API audience), as in kube-apiserver.
+	apiAudiences := c.ServiceAccountIssuer.APIAudiences()
+	builtin.AddReviews(p.storage, builtin.WithDefaultAudiences(apiAudiences, tokenunion.New(
+		authenticator.WrapAudienceAgnosticToken(apiAudiences, c.TokenAuthenticator), p.serviceAccounts.authenticator, p.jwt.tokens)),
 		authorization.ForReviews(p.authz, authorization.NewBind(rbacSource(p.storage))), p.rules)
 	namespaces := namespacelifecycle.New(p.namespaceGetter())
 	namespaces.Deleting = p.clusterDeleting
