@@ -174,7 +174,7 @@ func (p *parts) newAuthorizer() {
 		},
 		authorization.Fixed(p.maximalPermissionPolicy()),
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
-			return lifecycle.Authorizer{RBAC: p.acrossShards(plain), Clusters: p.index}
+			return lifecycle.Authorizer{RBAC: p.acrossShards(plain), Clusters: p.index, Permissions: p.lifecyclePermissions}
 		},
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
 			return apiresourceschemavw.Authorizer{RBAC: plain}

@@ -21,6 +21,7 @@ import (
 	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
 	"github.com/kcp-dev/sdk/apis/tenancy/termination"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
+	"github.com/meshplane/meshplane/core/internal/authorization/rbac"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 )
 
@@ -143,6 +145,11 @@ type Authorizer struct {
 	// RBAC decides the initialize/terminate permission on the type.
 	RBAC     authorizer.Authorizer
 	Clusters Clusters
+	// Permissions, when set, returns the type's initializerPermissions
+	// (terminatorPermissions for Terminating): when it declares any, a
+	// request for a cluster's content (anything but its LogicalCluster and
+	// discovery) is allowed only as far as they grant, as in kcp.
+	Permissions func(ctx context.Context, typeCluster, typeName string, kind Kind) ([]rbacv1.PolicyRule, error)
 }
 
 // Authorize implements authorizer.Authorizer.
@@ -183,7 +190,38 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 	if !ok || !carries(lc, t) {
 		return authorizer.DecisionDeny, fmt.Sprintf("logical cluster %s is not %s with %s", cluster, strings.TrimSuffix(string(t.Kind), "workspaces"), t.ID), nil
 	}
+	if a.Permissions == nil || !attrs.IsResourceRequest() ||
+		(attrs.GetAPIGroup() == corev1alpha1.SchemeGroupVersion.Group && attrs.GetResource() == "logicalclusters") {
+		return authorizer.DecisionAllow, "", nil
+	}
+	rules, err := a.Permissions(ctx, typeCluster, typeName, t.Kind)
+	if err != nil {
+		return authorizer.DecisionNoOpinion, "", err
+	}
+	if len(rules) > 0 && !rbac.RulesAllow(attrs, rules...) {
+		return authorizer.DecisionDeny, fmt.Sprintf("no rule of the %s permissions of workspace type %s allows %s on %s",
+			strings.TrimSuffix(string(t.Kind), "workspaces"), t.ID, attrs.GetVerb(), resourcePath(attrs)), nil
+	}
 	return authorizer.DecisionAllow, "", nil
+}
+
+// resourcePath names the resource of a request for a refusal.
+func resourcePath(a authorizer.Attributes) string {
+	out := a.GetAPIGroup()
+	if out == "" {
+		out = "core"
+	}
+	out += "/" + a.GetResource()
+	if a.GetSubresource() != "" {
+		out += "/" + a.GetSubresource()
+	}
+	if a.GetName() != "" {
+		out += " (" + a.GetName() + ")"
+	}
+	if a.GetNamespace() != "" {
+		out += " in namespace " + a.GetNamespace()
+	}
+	return out
 }
 
 func carries(lc *corev1alpha1.LogicalCluster, t Target) bool {
