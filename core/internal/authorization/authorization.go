@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/union"
 
 	"github.com/meshplane/meshplane/core/internal/authorization/bootstrap"
+	"github.com/meshplane/meshplane/core/internal/authorization/privileged"
 	"github.com/meshplane/meshplane/core/internal/authorization/rbac"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/serviceaccount"
@@ -142,7 +143,8 @@ func (s withBootstrapRoles) GetClusterRole(ctx context.Context, cluster, name st
 
 // workspaceAccess keeps everybody out of a workspace who lacks verb
 // "access" on non-resource "/" inside it (kcp's workspace content
-// authorizer), and out of workspaces that are not Ready yet. root is open
+// authorizer), and out of workspaces that are not Ready yet (but for
+// systemAdmin in an Initializing one). root is open
 // to every authenticated user, as in kcp. With a webhook, a user without
 // RBAC access gets the webhook's decision instead of a denial (RBAC is not
 // asked further): relationship-based grants need no RoleBinding.
@@ -161,7 +163,7 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 	if !ok {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
-	if phase != "Ready" {
+	if phase != "Ready" && (phase != "Initializing" || !systemAdmin(ctx, a.GetUser())) {
 		return authorizer.DecisionDeny, fmt.Sprintf("workspace %s is not ready (phase %s)", path, phase), nil
 	}
 	if serviceAccountOf(a.GetUser(), cluster) {
@@ -179,6 +181,16 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 		}
 	}
 	return authorizer.DecisionDeny, fmt.Sprintf("access to workspace %s denied", path), nil
+}
+
+// systemAdmin reports whether the request comes from the system's own
+// credentials (privileged.System) or kcp-admin's group, not impersonated:
+// they may act inside a workspace that is still initializing, as in kcp.
+func systemAdmin(ctx context.Context, u user.Info) bool {
+	if privileged.Impersonated(ctx) {
+		return false
+	}
+	return privileged.InGroups(u) || slices.Contains(u.GetGroups(), bootstrap.KCPAdminGroup)
 }
 
 // NewBind returns the authorizer of the verb "bind" on APIExports, asked

@@ -44,6 +44,7 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(apiresourceschemavw.WithDiscovery(api), p.exports)}
 	chain := handlerchain.Build(authorization.WithDeepReviews(withClusterChecks(listlimit.WithLimit(bodylimits.WithLimits(homes, builtinapi.Codecs), maxTenantLists))), c, p.signals)
 	chain = impersonation.WithScope(chain)
+	chain = handlerchain.WithShardLevelPaths(chain)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
 	chain = p.withMounts(chain, c)
 	chain = serviceaccount.WithClusterFromToken(chain, clusters.Prefix, clusters.IsValidName)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -27,6 +28,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/apiexport"
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/authorization"
+	"github.com/meshplane/meshplane/core/internal/authorization/systemstatus"
 	"github.com/meshplane/meshplane/core/internal/crd"
 	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/impersonation"
@@ -105,7 +107,11 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	if err := p.newJWT(); err != nil {
 		return nil, err
 	}
-	builtin.AddReviews(p.storage, tokenunion.New(c.TokenAuthenticator, p.serviceAccounts.authenticator, p.jwt.tokens),
+	// A TokenReview answers with the token's audiences: the static tokens
+	// are audience-agnostic (any API audience), as in kube-apiserver.
+	apiAudiences := c.ServiceAccountIssuer.APIAudiences()
+	builtin.AddReviews(p.storage, builtin.WithDefaultAudiences(apiAudiences, tokenunion.New(
+		authenticator.WrapAudienceAgnosticToken(apiAudiences, c.TokenAuthenticator), p.serviceAccounts.authenticator, p.jwt.tokens)),
 		authorization.ForReviews(p.authz, authorization.NewBind(rbacSource(p.storage))), p.rules)
 	namespaces := namespacelifecycle.New(p.namespaceGetter())
 	namespaces.Deleting = p.clusterDeleting
@@ -160,13 +166,15 @@ func (p *parts) newAuthorizer() {
 	p.authz, p.rules = authorization.New(rbacSource(p.storage), p.index, p.config.AuthorizationWebhook,
 		// First: refusals of privileged impersonation win over any grant.
 		authorization.Fixed(impersonation.Authorizer),
+		// The status only the system writes, whatever RBAC grants.
+		authorization.Fixed(systemstatus.Authorizer),
 		authorization.Fixed(authorizer.AuthorizerFunc(home.Authorizer)),
 		func(full, _ authorizer.Authorizer) authorizer.Authorizer {
 			return &apiexportvw.Authorizer{Exports: p.exports, RBAC: p.acrossShards(full)}
 		},
 		authorization.Fixed(p.maximalPermissionPolicy()),
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
-			return lifecycle.Authorizer{RBAC: p.acrossShards(plain), Clusters: p.index}
+			return lifecycle.Authorizer{RBAC: p.acrossShards(plain), Clusters: p.index, Permissions: p.lifecyclePermissions}
 		},
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
 			return apiresourceschemavw.Authorizer{RBAC: plain}

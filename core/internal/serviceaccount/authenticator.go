@@ -94,6 +94,10 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 	if (!v.expiry.IsZero() && !now.Before(v.expiry)) || now.Before(v.notBefore.Add(-time.Minute)) {
 		return nil, false, fmt.Errorf("%w: expired or not yet valid", errInvalid)
 	}
+	auds, err := a.audiencesFor(ctx, v)
+	if err != nil {
+		return nil, false, err
+	}
 	s := v.subject
 	if !a.allowed(ctx, s.Cluster) {
 		// A token of another cluster: not ours to accept here.
@@ -102,7 +106,27 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 	if err := a.checkObjects(ctx, s, token); err != nil {
 		return nil, false, err
 	}
-	return &authenticator.Response{User: v.user, Audiences: v.audiences}, true, nil
+	return &authenticator.Response{User: v.user, Audiences: auds}, true, nil
+}
+
+// audiencesFor returns the token's audiences among those the request
+// targets (a TokenReview's spec.audiences) or else the API audiences, as
+// kube-apiserver: a legacy token has the API audiences. None in common is
+// an invalid token.
+func (a *Authenticator) audiencesFor(ctx context.Context, v *verified) (authenticator.Audiences, error) {
+	target, ok := authenticator.AudiencesFrom(ctx)
+	if !ok {
+		target = a.audiences
+	}
+	token := authenticator.Audiences(v.audiences)
+	if v.subject.Legacy {
+		token = a.audiences
+	}
+	auds := token.Intersect(target)
+	if len(auds) == 0 {
+		return nil, fmt.Errorf("%w: audience %v is not one of %v", errInvalid, []string(token), []string(target))
+	}
+	return auds, nil
 }
 
 // checkObjects checks that the ServiceAccount and the token's Secret
@@ -148,16 +172,9 @@ func (a *Authenticator) verify(token string) (*verified, error) {
 	}
 	v := &verified{subject: s}
 	if !s.Legacy {
-		for _, aud := range c.Audience {
-			for _, api := range a.audiences {
-				if aud == api {
-					v.audiences = append(v.audiences, aud)
-				}
-			}
-		}
-		if len(v.audiences) == 0 {
-			return nil, fmt.Errorf("%w: audience %v is not one of %v", errInvalid, []string(c.Audience), a.audiences)
-		}
+		// Checked per request against the audiences it asks for (see
+		// audiencesFor).
+		v.audiences = c.Audience
 		if c.ExpiresAt == nil {
 			return nil, fmt.Errorf("%w: no expiry", errInvalid)
 		}

@@ -40,12 +40,18 @@ func ShardAnnotations(name string) map[string]string {
 	return map[string]string{ShardAnnotation: name, ShardHashAnnotation: ShardNameHash(name)}
 }
 
+// ShardNameLabel is the label kcp puts on every Shard, valued with the
+// shard's name: location selectors such as `kubectl ws create
+// --location-selector name=root` select shards by it.
+const ShardNameLabel = "name"
+
 // RegisterShard creates or updates Shard name in root (shards writes
-// there: in process on the root shard, through its API on the others).
+// there: in process on the root shard, through its API on the others),
+// labelled ShardNameLabel=name as kcp does.
 func RegisterShard(ctx context.Context, shards client.Client[*corev1alpha1.Shard], name string, spec corev1alpha1.ShardSpec) error {
 	existing, err := shards.Get(ctx, clusters.Root, "", name)
 	if apierrors.IsNotFound(err) {
-		shard := &corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec}
+		shard := &corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ShardNameLabel: name}}, Spec: spec}
 		if _, err := shards.Create(ctx, clusters.Root, "", shard); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("registering shard %s: %w", name, err)
 		}
@@ -54,11 +60,15 @@ func RegisterShard(ctx context.Context, shards client.Client[*corev1alpha1.Shard
 	if err != nil {
 		return fmt.Errorf("reading shard %s: %w", name, err)
 	}
-	if existing.Spec == spec {
+	if existing.Spec == spec && existing.Labels[ShardNameLabel] == name {
 		return nil
 	}
 	existing = existing.DeepCopy()
 	existing.Spec = spec
+	if existing.Labels == nil {
+		existing.Labels = map[string]string{}
+	}
+	existing.Labels[ShardNameLabel] = name
 	if _, err := shards.Update(ctx, clusters.Root, "", name, existing); err != nil {
 		return fmt.Errorf("updating shard %s: %w", name, err)
 	}

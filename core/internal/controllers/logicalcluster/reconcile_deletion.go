@@ -2,6 +2,7 @@ package logicalcluster
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -12,7 +13,8 @@ import (
 
 // deletionReconciler takes a deleted cluster through Terminating (while
 // terminators remain) and Deleting: children first, then a purge of
-// everything it stores, then its finalizer.
+// everything it stores, then its own finalizer (others' stay until their
+// owners release them).
 type deletionReconciler struct {
 	updateStatus    func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) error
 	listWorkspaces  func(ctx context.Context, cluster string) ([]tenancyv1alpha1.Workspace, error)
@@ -52,7 +54,12 @@ func (r *deletionReconciler) reconcile(ctx context.Context, cluster string, lc *
 	if err := r.purge(ctx, cluster); err != nil {
 		return 0, err
 	}
-	want.Finalizers = nil
+	// Only its own finalizer: the cluster (and its Workspace, which waits
+	// for it) stays until others' finalizers are released too, as in kcp.
+	if !slices.Contains(want.Finalizers, corev1alpha1.LogicalClusterFinalizerName) {
+		return 0, nil
+	}
+	want.Finalizers = slices.DeleteFunc(want.Finalizers, func(f string) bool { return f == corev1alpha1.LogicalClusterFinalizerName })
 	if err := r.update(ctx, cluster, want); err != nil && !apierrors.IsNotFound(err) {
 		return 0, err
 	}

@@ -28,6 +28,9 @@ func AddReviews(s Storage, authn authenticator.Token, authz authorizer.Authorize
 			if tr.Spec.Token == "" {
 				return nil, apierrors.NewBadRequest("spec.token is required")
 			}
+			if len(tr.Spec.Audiences) > 0 {
+				ctx = authenticator.WithAudiences(ctx, tr.Spec.Audiences)
+			}
 			resp, ok, err := authn.AuthenticateToken(ctx, tr.Spec.Token)
 			tr.Status = authenticationv1.TokenReviewStatus{Authenticated: ok && err == nil}
 			if err != nil {
@@ -186,4 +189,16 @@ func (r *review) Create(ctx context.Context, obj runtime.Object, createValidatio
 		}
 	}
 	return r.create(ctx, obj)
+}
+
+// WithDefaultAudiences has token check tokens for auds when the request
+// names no audiences (a TokenReview without spec.audiences), as
+// kube-apiserver checks them for its API audiences.
+func WithDefaultAudiences(auds []string, token authenticator.Token) authenticator.Token {
+	return authenticator.TokenFunc(func(ctx context.Context, t string) (*authenticator.Response, bool, error) {
+		if _, ok := authenticator.AudiencesFrom(ctx); !ok && len(auds) > 0 {
+			ctx = authenticator.WithAudiences(ctx, auds)
+		}
+		return token.AuthenticateToken(ctx, t)
+	})
 }

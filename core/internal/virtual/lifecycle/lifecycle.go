@@ -14,19 +14,22 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
 	"github.com/kcp-dev/sdk/apis/tenancy/termination"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
+	"github.com/meshplane/meshplane/core/internal/authorization/rbac"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 )
 
@@ -47,6 +50,10 @@ type Target struct {
 }
 
 type contextKey struct{}
+
+// unresolvedKey marks a request under /services/<kind>/ that names no
+// cluster.
+type unresolvedKey struct{}
 
 // From returns the virtual workspace of the request, if any.
 func From(ctx context.Context) (Target, bool) {
@@ -69,8 +76,8 @@ func (t Target) label() string {
 // /clusters/... and records the virtual workspace in the context; a list
 // or watch of LogicalClusters on the wildcard is narrowed to the clusters
 // carrying the id. It must run before the cluster path filter. A path
-// under /services/<kind>/ that names no cluster is answered with a 404
-// Status, a malformed id with a 400.
+// under /services/<kind>/ that names no cluster goes on unchanged, marked
+// for the Authorizer; a malformed id is answered with a 400.
 func WithVirtualWorkspaces(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, "/services/")
@@ -84,7 +91,11 @@ func WithVirtualWorkspaces(handler http.Handler) http.Handler {
 			return
 		}
 		if len(parts) < 3 || !strings.HasPrefix(parts[2], "clusters/") {
-			fail(w, r, notFound(r.URL.Path))
+			// As kcp's virtual workspace server: the path resolves to no
+			// virtual workspace, so the request goes on unchanged, is
+			// refused (403) to everybody but system:masters and found
+			// nowhere (404) for them.
+			handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), unresolvedKey{}, true)))
 			return
 		}
 		if !validID(parts[1]) {
@@ -118,12 +129,6 @@ func validID(id string) bool {
 	return i > 0 && clusters.IsValidPath(id[:i]) && clusters.IsValidName(id[i+1:])
 }
 
-// notFound is the Status of a path that names no virtual workspace.
-func notFound(path string) error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound,
-		Reason: metav1.StatusReasonNotFound, Message: fmt.Sprintf("%s names no virtual workspace cluster: want .../clusters/<cluster>/...", path)}}
-}
-
 // fail answers with err as a Status, as kube-apiserver does.
 func fail(w http.ResponseWriter, r *http.Request, err error) {
 	responsewriters.ErrorNegotiated(err, builtinapi.Codecs, schema.GroupVersion{}, w, r)
@@ -140,10 +145,21 @@ type Authorizer struct {
 	// RBAC decides the initialize/terminate permission on the type.
 	RBAC     authorizer.Authorizer
 	Clusters Clusters
+	// Permissions, when set, returns the type's initializerPermissions
+	// (terminatorPermissions for Terminating): when it declares any, a
+	// request for a cluster's content (anything but its LogicalCluster and
+	// discovery) is allowed only as far as they grant, as in kcp.
+	Permissions func(ctx context.Context, typeCluster, typeName string, kind Kind) ([]rbacv1.PolicyRule, error)
 }
 
 // Authorize implements authorizer.Authorizer.
 func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+	if unresolved, _ := ctx.Value(unresolvedKey{}).(bool); unresolved {
+		if u := attrs.GetUser(); u != nil && slices.Contains(u.GetGroups(), user.SystemPrivilegedGroup) {
+			return authorizer.DecisionNoOpinion, "", nil
+		}
+		return authorizer.DecisionDeny, "Path not resolved to a valid virtual workspace", nil
+	}
 	t, ok := From(ctx)
 	if !ok {
 		return authorizer.DecisionNoOpinion, "", nil
@@ -174,7 +190,38 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 	if !ok || !carries(lc, t) {
 		return authorizer.DecisionDeny, fmt.Sprintf("logical cluster %s is not %s with %s", cluster, strings.TrimSuffix(string(t.Kind), "workspaces"), t.ID), nil
 	}
+	if a.Permissions == nil || !attrs.IsResourceRequest() ||
+		(attrs.GetAPIGroup() == corev1alpha1.SchemeGroupVersion.Group && attrs.GetResource() == "logicalclusters") {
+		return authorizer.DecisionAllow, "", nil
+	}
+	rules, err := a.Permissions(ctx, typeCluster, typeName, t.Kind)
+	if err != nil {
+		return authorizer.DecisionNoOpinion, "", err
+	}
+	if len(rules) > 0 && !rbac.RulesAllow(attrs, rules...) {
+		return authorizer.DecisionDeny, fmt.Sprintf("no rule of the %s permissions of workspace type %s allows %s on %s",
+			strings.TrimSuffix(string(t.Kind), "workspaces"), t.ID, attrs.GetVerb(), resourcePath(attrs)), nil
+	}
 	return authorizer.DecisionAllow, "", nil
+}
+
+// resourcePath names the resource of a request for a refusal.
+func resourcePath(a authorizer.Attributes) string {
+	out := a.GetAPIGroup()
+	if out == "" {
+		out = "core"
+	}
+	out += "/" + a.GetResource()
+	if a.GetSubresource() != "" {
+		out += "/" + a.GetSubresource()
+	}
+	if a.GetName() != "" {
+		out += " (" + a.GetName() + ")"
+	}
+	if a.GetNamespace() != "" {
+		out += " in namespace " + a.GetNamespace()
+	}
+	return out
 }
 
 func carries(lc *corev1alpha1.LogicalCluster, t Target) bool {

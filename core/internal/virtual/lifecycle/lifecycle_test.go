@@ -12,6 +12,7 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/tenancy/initialization"
 	"github.com/kcp-dev/sdk/apis/tenancy/termination"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -101,15 +102,46 @@ func TestPassesOtherPathsOn(t *testing.T) {
 	}
 }
 
+// TestUnresolvedPaths: a path under a lifecycle virtual workspace without
+// /clusters/<c> goes on unchanged and marked, for the Authorizer to refuse
+// to everybody but system:masters, as kcp's virtual workspace server.
+func TestUnresolvedPaths(t *testing.T) {
+	for _, target := range []string{"/services/initializingworkspaces", "/services/initializingworkspaces/root:t",
+		"/services/terminatingworkspaces/root:t/apis", "/services/initializingworkspaces/root:t/api/v1"} {
+		var marked bool
+		next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			marked, _ = r.Context().Value(unresolvedKey{}).(bool)
+			if r.URL.Path != target {
+				t.Errorf("GET %s: passed on as %s", target, r.URL.Path)
+			}
+		})
+		WithVirtualWorkspaces(next).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, target, nil))
+		if !marked {
+			t.Errorf("GET %s: not marked unresolved", target)
+		}
+	}
+	ctx := context.WithValue(context.Background(), unresolvedKey{}, true)
+	a := Authorizer{RBAC: &rbacAllowing{}, Clusters: fakeClusters{}}
+	for _, tc := range []struct {
+		user *user.DefaultInfo
+		want authorizer.Decision
+	}{
+		{&user.DefaultInfo{Name: "alice", Groups: []string{user.AllAuthenticated}}, authorizer.DecisionDeny},
+		{&user.DefaultInfo{Name: "kcp-admin", Groups: []string{"system:kcp:admin"}}, authorizer.DecisionDeny},
+		{&user.DefaultInfo{Name: "shard-admin", Groups: []string{user.SystemPrivilegedGroup}}, authorizer.DecisionNoOpinion},
+	} {
+		if got, reason, _ := a.Authorize(ctx, authorizer.AttributesRecord{User: tc.user, Verb: "get", Path: "/services/initializingworkspaces/root:t/api"}); got != tc.want {
+			t.Errorf("%s: decision %v (%q), want %v", tc.user.Name, got, reason, tc.want)
+		}
+	}
+}
+
 func TestBadPaths(t *testing.T) {
 	for _, tc := range []struct {
 		target string
 		code   int32
 		reason metav1.StatusReason
 	}{
-		{"/services/initializingworkspaces", http.StatusNotFound, metav1.StatusReasonNotFound},
-		{"/services/initializingworkspaces/root:t", http.StatusNotFound, metav1.StatusReasonNotFound},
-		{"/services/terminatingworkspaces/root:t/apis", http.StatusNotFound, metav1.StatusReasonNotFound},
 		{"/services/initializingworkspaces/notype/clusters/*/apis", http.StatusBadRequest, metav1.StatusReasonBadRequest},
 		{"/services/initializingworkspaces/:t/clusters/*/apis", http.StatusBadRequest, metav1.StatusReasonBadRequest},
 		{"/services/initializingworkspaces/root:/clusters/*/apis", http.StatusBadRequest, metav1.StatusReasonBadRequest},
@@ -202,5 +234,44 @@ func TestAuthorizer(t *testing.T) {
 				t.Errorf("%s %s in %s: denied without a reason", tc.attrs.Verb, tc.attrs.Resource, tc.cluster)
 			}
 		})
+	}
+}
+
+// TestAuthorizerPermissions: a type's terminatorPermissions bound what its
+// terminator does inside a terminating cluster (its LogicalCluster and
+// discovery stay reachable).
+func TestAuthorizerPermissions(t *testing.T) {
+	now := metav1.Now()
+	lcs := fakeClusters{"terminating": {ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now},
+		Status: corev1alpha1.LogicalClusterStatus{Terminators: []corev1alpha1.LogicalClusterTerminator{"root:org"}}}}
+	rules := []rbacv1.PolicyRule{{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}}
+	a := Authorizer{RBAC: &rbacAllowing{cluster: "root", verb: "terminate", name: "org"}, Clusters: lcs,
+		Permissions: func(_ context.Context, typeCluster, typeName string, kind Kind) ([]rbacv1.PolicyRule, error) {
+			if typeCluster != "root" || typeName != "org" || kind != Terminating {
+				t.Errorf("permissions asked of %s:%s (%s)", typeCluster, typeName, kind)
+			}
+			return rules, nil
+		}}
+	ctx := context.WithValue(clusters.WithCluster(context.Background(), "terminating"), contextKey{}, Target{Terminating, "root:org"})
+	alice := &user.DefaultInfo{Name: "alice"}
+	for _, tc := range []struct {
+		what  string
+		attrs authorizer.AttributesRecord
+		want  authorizer.Decision
+	}{
+		{"get a configmap", authorizer.AttributesRecord{Verb: "get", Resource: "configmaps", Namespace: "default", Name: "c", ResourceRequest: true}, authorizer.DecisionAllow},
+		{"get a secret", authorizer.AttributesRecord{Verb: "get", Resource: "secrets", Namespace: "default", Name: "s", ResourceRequest: true}, authorizer.DecisionDeny},
+		{"delete a configmap", authorizer.AttributesRecord{Verb: "delete", Resource: "configmaps", Namespace: "default", Name: "c", ResourceRequest: true}, authorizer.DecisionDeny},
+		{"patch the LogicalCluster's status", authorizer.AttributesRecord{Verb: "patch", APIGroup: "core.kcp.io", Resource: "logicalclusters", Subresource: "status", Name: "cluster", ResourceRequest: true}, authorizer.DecisionAllow},
+		{"discovery", authorizer.AttributesRecord{Verb: "get", Path: "/api"}, authorizer.DecisionAllow},
+	} {
+		tc.attrs.User = alice
+		if got, reason, err := a.Authorize(ctx, tc.attrs); got != tc.want || err != nil {
+			t.Errorf("%s: decision %v (%q, %v), want %v", tc.what, got, reason, err, tc.want)
+		}
+	}
+	rules = nil // no permissions declared: the whole content, as before
+	if got, _, _ := a.Authorize(ctx, authorizer.AttributesRecord{User: alice, Verb: "get", Resource: "secrets", Namespace: "default", Name: "s", ResourceRequest: true}); got != authorizer.DecisionAllow {
+		t.Errorf("get a secret without terminatorPermissions: %v, want allowed", got)
 	}
 }
