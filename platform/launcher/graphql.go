@@ -31,8 +31,8 @@ func graphqlComponent(c *Config) Component {
 		Name:   "graphql",
 		Binary: "graphql-gateway",
 		Args:   args,
-		Ready: func(ctx context.Context) error { return waitHTTPReady(ctx, url+"/readyz") },
-		Env:   []platformenv.Entry{{Key: "GRAPHQL_URL", Value: url}},
+		Ready:  func(ctx context.Context) error { return waitHTTPReady(ctx, url+"/readyz") },
+		Env:    []platformenv.Entry{{Key: "GRAPHQL_URL", Value: url}},
 	}
 }
 
