@@ -114,9 +114,9 @@ func TestEtcdMemberKilledUnderLoad(t *testing.T) {
 			window = max(window, f.end.Sub(killed))
 		}
 		// The figures of the failure window, printed for the record.
-		fmt.Printf("etcd %s %s SIGKILLed under %d writers: %d writes failed, the last ending %v after the kill (new leader after %v; every client through again after %v); %s back and caught up %v later, no write failed from then on\n",
-			role, victim.name, writers, len(during), window.Round(time.Millisecond), elected.Sub(killed).Round(time.Millisecond),
-			settled.Sub(killed).Round(time.Millisecond), victim.name, healthy.Sub(settled).Round(time.Millisecond))
+		fmt.Printf("etcd %s %s SIGKILLed under %d writers: %d writes failed, the last ending %v after the kill; the slowest acknowledged write took %v (new leader after %v; every client through again after %v); %s back and caught up %v later, no write failed from then on\n",
+			role, victim.name, writers, len(during), window.Round(time.Millisecond), l.slowestIn(killed.Add(-10*time.Second), settled).Round(time.Millisecond),
+			elected.Sub(killed).Round(time.Millisecond), settled.Sub(killed).Round(time.Millisecond), victim.name, healthy.Sub(settled).Round(time.Millisecond))
 		for i, f := range during {
 			if i == 3 {
 				break
@@ -148,6 +148,9 @@ func TestEtcdMemberKilledUnderLoad(t *testing.T) {
 	fmt.Printf("etcd member kills: all %d acknowledged writes of %d clients read back\n", len(acked), writers)
 }
 
+// span is when a write started and when it was answered.
+type span struct{ start, end time.Time }
+
 // attempt is one failed write.
 type attempt struct {
 	writer     int
@@ -167,7 +170,7 @@ type load struct {
 
 	mu       sync.Mutex
 	acked    []string
-	ackedAt  [writers][]time.Time // start of each acknowledged write
+	ackedAt  [writers][]span // each acknowledged write
 	failures []attempt
 }
 
@@ -189,7 +192,7 @@ func (l *load) write(i int) {
 		l.mu.Lock()
 		if err == nil || apierrors.IsAlreadyExists(err) {
 			l.acked = append(l.acked, name)
-			l.ackedAt[i] = append(l.ackedAt[i], start)
+			l.ackedAt[i] = append(l.ackedAt[i], span{start, time.Now()})
 			n++
 		} else {
 			l.failures = append(l.failures, attempt{writer: i, name: name, start: start, end: time.Now(), err: err.Error()})
@@ -212,7 +215,7 @@ func (l *load) waitEach(t *testing.T, since time.Time, k int, what string) {
 		for i := range writers {
 			c := 0
 			for _, at := range l.ackedAt[i] {
-				if !at.Before(since) {
+				if !at.start.Before(since) {
 					c++
 				}
 			}
@@ -235,6 +238,21 @@ func (l *load) failuresIn(from, to time.Time) []attempt {
 		}
 	}
 	return out
+}
+
+// slowestIn is the longest acknowledged write started in [from, to).
+func (l *load) slowestIn(from, to time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var d time.Duration
+	for i := range writers {
+		for _, at := range l.ackedAt[i] {
+			if !at.start.Before(from) && at.start.Before(to) {
+				d = max(d, at.end.Sub(at.start))
+			}
+		}
+	}
+	return d
 }
 
 func (l *load) acknowledged() []string {
