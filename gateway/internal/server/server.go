@@ -79,6 +79,8 @@ type Server struct {
 
 	mu     sync.Mutex
 	access map[string]time.Time // token hash + workspace -> allowed until
+	// shardHubs hold the change watches of each followed shard.
+	shardHubs map[*watch.Hub]bool
 }
 
 // New builds a server; call Run to keep schemas fresh.
@@ -86,14 +88,22 @@ func New(cfg Config) *Server {
 	if cfg.GraphiQL == nil {
 		cfg.GraphiQL = graphiql.New()
 	}
-	s := &Server{cfg: cfg, access: map[string]time.Time{}}
+	s := &Server{cfg: cfg, access: map[string]time.Time{}, shardHubs: map[*watch.Hub]bool{}}
 	s.Hub = watch.NewHub(cfg.Kube, cfg.Limits.Subscriptions)
 	s.Registry = NewRegistry(cfg.Kube, s.Hub, s.gqlServer, cfg.Refresh, cfg.Idle)
 	if cfg.Shards != nil {
 		s.shards = &shards.Watcher{Root: cfg.Shards, Start: func(ctx context.Context, shard string, c *kube.Client) {
-			s.watchChanges(ctx, watch.NewHub(c, 0), shard)
+			hub := watch.NewHub(c, 0)
+			s.mu.Lock()
+			s.shardHubs[hub] = true
+			s.mu.Unlock()
+			s.watchChanges(ctx, hub, shard)
 			// A shard joining (or moving) may bring workspaces in use back.
 			go s.Registry.refreshAll(ctx)
+			<-ctx.Done()
+			s.mu.Lock()
+			delete(s.shardHubs, hub)
+			s.mu.Unlock()
 		}}
 	}
 	if cfg.Limits.InFlight > 0 {
@@ -209,6 +219,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// checks its subscriptions need each interval.
 		wss, schemas := s.Registry.Stats()
 		subs, watches := s.Hub.Stats()
+		s.mu.Lock()
+		for h := range s.shardHubs {
+			_, n := h.Stats()
+			watches += n
+		}
+		s.mu.Unlock()
 		stats := map[string]int{"workspaces": wss, "schemas": schemas, "subscriptions": subs, "watches": watches,
 			"accessChecks": s.Hub.AccessChecks()}
 		if s.shards != nil {

@@ -45,7 +45,6 @@ type running struct {
 
 // Run follows the Shards until ctx ends.
 func (w *Watcher) Run(ctx context.Context) error {
-	w.running = map[string]*running{}
 	u, err := url.Parse(w.Root.Host)
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("server URL %q: not a URL", w.Root.Host)
@@ -88,6 +87,9 @@ func (w *Watcher) shard(ctx context.Context, o any, deleted bool) {
 	baseURL = strings.TrimSuffix(baseURL, "/")
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.running == nil {
+		w.running = map[string]*running{}
+	}
 	if old, ok := w.running[name]; ok {
 		if !deleted && old.baseURL == baseURL {
 			return
