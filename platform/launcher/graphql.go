@@ -17,16 +17,22 @@ import (
 // caller's own token to the core for data.
 func graphqlComponent(c *Config) Component {
 	url := fmt.Sprintf("http://127.0.0.1:%d", c.Ports.GraphQL())
+	args := []string{
+		"--kubeconfig", filepath.Join(c.RootDir, adminKubeconfig),
+		"--context", "shard-base",
+		"--listen", "127.0.0.1:" + strconv.Itoa(c.Ports.GraphQL()),
+	}
+	if c.Shards >= 2 {
+		// Workspaces of every shard through the proxy; the shards are
+		// followed from root.
+		args = append(args, "--front-proxy-kubeconfig", c.ProxyKubeconfig())
+	}
 	return Component{
 		Name:   "graphql",
 		Binary: "graphql-gateway",
-		Args: []string{
-			"--kubeconfig", filepath.Join(c.RootDir, adminKubeconfig),
-			"--context", "shard-base",
-			"--listen", "127.0.0.1:" + strconv.Itoa(c.Ports.GraphQL()),
-		},
-		Ready: func(ctx context.Context) error { return waitHTTPReady(ctx, url+"/readyz") },
-		Env:   []platformenv.Entry{{Key: "GRAPHQL_URL", Value: url}},
+		Args:   args,
+		Ready:  func(ctx context.Context) error { return waitHTTPReady(ctx, url+"/readyz") },
+		Env:    []platformenv.Entry{{Key: "GRAPHQL_URL", Value: url}},
 	}
 }
 

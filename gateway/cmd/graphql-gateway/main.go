@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
@@ -27,18 +28,24 @@ import (
 type Options struct {
 	Kubeconfig string
 	Context    string
-	Listen     string
-	Refresh    time.Duration
-	Idle       time.Duration
-	Access     time.Duration
-	Limits     server.Limits
-	GraphiQL   string
+	// ProxyKubeconfig and ProxyContext reach the front proxy of a sharded
+	// install.
+	ProxyKubeconfig string
+	ProxyContext    string
+	Listen          string
+	Refresh         time.Duration
+	Idle            time.Duration
+	Access          time.Duration
+	Limits          server.Limits
+	GraphiQL        string
 }
 
 // AddFlags registers the flags.
 func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "admin kubeconfig of the core (reads discovery and OpenAPI of every workspace; user requests carry the user's own token)")
 	fs.StringVar(&o.Context, "context", o.Context, "context of --kubeconfig to use")
+	fs.StringVar(&o.ProxyKubeconfig, "front-proxy-kubeconfig", o.ProxyKubeconfig, "admin kubeconfig on the front proxy of a sharded install: every workspace is read and served through the proxy (which routes it to its shard), and --kubeconfig must then reach the root shard (shard-base context): its Shards are followed, and each shard's APIBindings and CRDs are watched at the Shard's spec.baseURL with --kubeconfig's credentials and CA")
+	fs.StringVar(&o.ProxyContext, "front-proxy-context", o.ProxyContext, "context of --front-proxy-kubeconfig to use")
 	fs.StringVar(&o.Listen, "listen", o.Listen, "address to serve on (host:port)")
 	fs.DurationVar(&o.Refresh, "schema-refresh-interval", o.Refresh, "how often the API set of every workspace in use is re-checked as a fallback (APIBinding and CRD events trigger re-checks at once; schemas are rebuilt when the set changed)")
 	fs.DurationVar(&o.Idle, "workspace-idle-timeout", o.Idle, "forget a workspace's schema after this long without requests")
@@ -70,7 +77,7 @@ func (o *Options) Validate() error {
 }
 
 func main() {
-	o := &Options{Context: "shard-base", Listen: "127.0.0.1:6450", Refresh: time.Minute, Idle: 30 * time.Minute, Access: watch.DefaultAccessInterval, Limits: server.DefaultLimits}
+	o := &Options{Context: "shard-base", ProxyContext: "shard-base", Listen: "127.0.0.1:6450", Refresh: time.Minute, Idle: 30 * time.Minute, Access: watch.DefaultAccessInterval, Limits: server.DefaultLimits}
 	fs := flag.NewFlagSet("graphql-gateway", flag.ExitOnError)
 	klog.InitFlags(fs)
 	o.AddFlags(fs)
@@ -85,13 +92,19 @@ func run(o *Options) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	raw, err := clientcmd.LoadFromFile(o.Kubeconfig)
+	cfg, err := loadConfig(o.Kubeconfig, o.Context)
 	if err != nil {
-		return fmt.Errorf("loading %s: %w", o.Kubeconfig, err)
+		return err
 	}
-	cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, o.Context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
-	if err != nil {
-		return fmt.Errorf("context %s of %s: %w", o.Context, o.Kubeconfig, err)
+	// Without a proxy, the one core serves every request and its wildcard
+	// watches; with one, requests go through the proxy and the shards are
+	// followed from the root shard.
+	var shardsCfg *rest.Config
+	if o.ProxyKubeconfig != "" {
+		shardsCfg = cfg
+		if cfg, err = loadConfig(o.ProxyKubeconfig, o.ProxyContext); err != nil {
+			return err
+		}
 	}
 	kc, err := kube.New(cfg)
 	if err != nil {
@@ -109,7 +122,7 @@ func run(o *Options) error {
 		}
 		klog.InfoS("WARNING: built without GraphiQL's browser files (run scripts/fetch-graphiql.sh and rebuild); browsers get a page saying so", "missing", m)
 	}
-	srv := server.New(server.Config{Kube: kc, Limits: o.Limits, Refresh: o.Refresh, Idle: o.Idle, AccessInterval: o.Access, GraphiQL: gi})
+	srv := server.New(server.Config{Kube: kc, Shards: shardsCfg, Limits: o.Limits, Refresh: o.Refresh, Idle: o.Idle, AccessInterval: o.Access, GraphiQL: gi})
 	go srv.Run(ctx)
 	l, err := net.Listen("tcp", o.Listen)
 	if err != nil {
@@ -122,9 +135,22 @@ func run(o *Options) error {
 		defer cancel()
 		_ = hs.Shutdown(sctx)
 	}()
-	klog.InfoS("serving GraphQL", "address", "http://"+l.Addr().String(), "endpoint", "/api/clusters/<workspace>/graphql", "core", kc.Base)
+	klog.InfoS("serving GraphQL", "address", "http://"+l.Addr().String(), "endpoint", "/api/clusters/<workspace>/graphql", "core", kc.Base, "sharded", shardsCfg != nil)
 	if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// loadConfig reads one context of a kubeconfig file.
+func loadConfig(path, context string) (*rest.Config, error) {
+	raw, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", path, err)
+	}
+	cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("context %s of %s: %w", context, path, err)
+	}
+	return cfg, nil
 }

@@ -88,6 +88,12 @@ func IsNotFound(err error) bool {
 	return ok && e.Code == http.StatusNotFound
 }
 
+// IsForbidden reports a 403.
+func IsForbidden(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.Code == http.StatusForbidden
+}
+
 // Request is one call to the core.
 type Request struct {
 	Method      string

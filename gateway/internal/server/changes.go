@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/meshplane/meshplane/gateway/internal/watch"
 )
 
 // changeSources are the wildcard collections whose events mean that a
@@ -24,14 +26,17 @@ var changeSources = []string{
 // (its resourceVersion expired), events may have been missed, so every
 // workspace in use is re-checked. Polling every refresh interval stays as
 // the last fallback.
-func (s *Server) watchChanges(ctx context.Context) {
+//
+// hub reaches one core: the one core of an install without a front proxy,
+// or one shard of a sharded install (run once per shard, until ctx ends).
+func (s *Server) watchChanges(ctx context.Context, hub *watch.Hub, shard string) {
 	for _, path := range changeSources {
 		go func(path string) {
 			backoff := time.Second
 			for restarted := false; ctx.Err() == nil; restarted = true {
-				events, stop, err := s.Hub.SubscribeWithTimeout(ctx, "", path, "", "", "", 5*time.Second)
+				events, stop, err := hub.SubscribeWithTimeout(ctx, "", path, "", "", "", 5*time.Second)
 				if err != nil {
-					klog.V(2).InfoS("cannot watch for API changes; polling only", "path", path, "err", err)
+					klog.V(2).InfoS("cannot watch for API changes; polling only", "shard", shard, "path", path, "err", err)
 					select {
 					case <-ctx.Done():
 						return
@@ -43,6 +48,15 @@ func (s *Server) watchChanges(ctx context.Context) {
 					continue
 				}
 				backoff = time.Second
+				// The subscription ends with ctx (a shard no longer listed).
+				done := make(chan struct{})
+				go func() {
+					select {
+					case <-ctx.Done():
+						stop()
+					case <-done:
+					}
+				}()
 				if restarted {
 					go s.Registry.refreshAll(ctx)
 				}
@@ -56,6 +70,7 @@ func (s *Server) watchChanges(ctx context.Context) {
 						s.Registry.Changed(ctx, cluster)
 					}
 				}
+				close(done)
 				stop()
 			}
 		}(path)

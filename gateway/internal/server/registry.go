@@ -236,7 +236,9 @@ func (r *Registry) check(ctx context.Context, name string) {
 	defer cancel()
 	set, err := r.kube.FetchAPISet(cctx, name)
 	if err != nil {
-		if kube.IsNotFound(err) {
+		// Through a front proxy an unknown workspace is a 403, even to
+		// the admin; the next request reads it again.
+		if kube.IsNotFound(err) || kube.IsForbidden(err) {
 			r.mu.Lock()
 			delete(r.ws, name)
 			r.mu.Unlock()

@@ -24,10 +24,13 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/gateway/internal/exec"
 	"github.com/meshplane/meshplane/gateway/internal/graphiql"
 	"github.com/meshplane/meshplane/gateway/internal/kube"
+	"github.com/meshplane/meshplane/gateway/internal/shards"
 	"github.com/meshplane/meshplane/gateway/internal/watch"
 )
 
@@ -48,7 +51,14 @@ var DefaultLimits = Limits{Depth: 10, Complexity: 1000, Batch: 10, InFlight: 400
 
 // Config is everything New needs.
 type Config struct {
-	Kube    *kube.Client
+	// Kube reaches every workspace: the core, or the front proxy of a
+	// sharded install (it routes /clusters/<workspace> to its shard).
+	Kube *kube.Client
+	// Shards, when set, is the root shard's admin config of a sharded
+	// install: the gateway follows its Shards and watches each shard's
+	// APIBindings and CRDs there (Kube is then the front proxy, which
+	// refuses wildcard requests).
+	Shards  *rest.Config
 	Limits  Limits
 	Refresh time.Duration
 	Idle    time.Duration
@@ -65,9 +75,12 @@ type Server struct {
 	Registry *Registry
 	Hub      *watch.Hub
 	inflight chan struct{}
+	shards   *shards.Watcher
 
 	mu     sync.Mutex
 	access map[string]time.Time // token hash + workspace -> allowed until
+	// shardHubs hold the change watches of each followed shard.
+	shardHubs map[*watch.Hub]bool
 }
 
 // New builds a server; call Run to keep schemas fresh.
@@ -75,9 +88,24 @@ func New(cfg Config) *Server {
 	if cfg.GraphiQL == nil {
 		cfg.GraphiQL = graphiql.New()
 	}
-	s := &Server{cfg: cfg, access: map[string]time.Time{}}
+	s := &Server{cfg: cfg, access: map[string]time.Time{}, shardHubs: map[*watch.Hub]bool{}}
 	s.Hub = watch.NewHub(cfg.Kube, cfg.Limits.Subscriptions)
 	s.Registry = NewRegistry(cfg.Kube, s.Hub, s.gqlServer, cfg.Refresh, cfg.Idle)
+	if cfg.Shards != nil {
+		s.shards = &shards.Watcher{Root: cfg.Shards, Start: func(ctx context.Context, shard string, c *kube.Client) {
+			hub := watch.NewHub(c, 0)
+			s.mu.Lock()
+			s.shardHubs[hub] = true
+			s.mu.Unlock()
+			s.watchChanges(ctx, hub, shard)
+			// A shard joining (or moving) may bring workspaces in use back.
+			go s.Registry.refreshAll(ctx)
+			<-ctx.Done()
+			s.mu.Lock()
+			delete(s.shardHubs, hub)
+			s.mu.Unlock()
+		}}
+	}
 	if cfg.Limits.InFlight > 0 {
 		s.inflight = make(chan struct{}, cfg.Limits.InFlight)
 	}
@@ -89,7 +117,15 @@ func New(cfg Config) *Server {
 // in use is re-checked each refresh interval as well. It also re-checks
 // the access of open subscriptions.
 func (s *Server) Run(ctx context.Context) {
-	s.watchChanges(ctx)
+	if s.shards != nil {
+		go func() {
+			if err := s.shards.Run(ctx); err != nil {
+				klog.ErrorS(err, "cannot follow the shards; API changes are seen by polling only")
+			}
+		}()
+	} else {
+		s.watchChanges(ctx, s.Hub, "")
+	}
 	interval := s.cfg.AccessInterval
 	if interval == 0 {
 		interval = watch.DefaultAccessInterval
@@ -183,9 +219,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// checks its subscriptions need each interval.
 		wss, schemas := s.Registry.Stats()
 		subs, watches := s.Hub.Stats()
+		s.mu.Lock()
+		for h := range s.shardHubs {
+			_, n := h.Stats()
+			watches += n
+		}
+		s.mu.Unlock()
+		stats := map[string]int{"workspaces": wss, "schemas": schemas, "subscriptions": subs, "watches": watches,
+			"accessChecks": s.Hub.AccessChecks()}
+		if s.shards != nil {
+			stats["shards"] = s.shards.Count()
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]int{"workspaces": wss, "schemas": schemas, "subscriptions": subs, "watches": watches,
-			"accessChecks": s.Hub.AccessChecks()})
+		_ = json.NewEncoder(w).Encode(stats)
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, graphiql.Prefix) {

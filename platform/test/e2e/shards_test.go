@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,6 +83,10 @@ func TestLauncherShards(t *testing.T) {
 		"-o", `jsonpath={.metadata.annotations.core\.kcp\.io/shard}`), "b", "shard of the organization acme")
 	framework.RequireEqual(t, eventuallyKubectl(t, kubeconfig, "--context", "alice", "--server", env["FRONT_PROXY_URL"]+"/clusters/root:orgs:acme",
 		"get", "accountinfo", "account", "-o", "jsonpath={.spec.organization.name}"), "acme", "acme's AccountInfo, read by alice through the proxy")
+	// The GraphQL gateway serves acme on shard b (through the proxy).
+	framework.RequireContains(t, eventuallyGraphQL(t, env["GRAPHQL_URL"]+"/api/clusters/root:orgs:acme/graphql", demoToken(t, root, "alice"),
+		`{ core_platform_mesh_io { v1alpha1 { AccountInfo(name: "account") { spec { organization { name } } } } } }`),
+		`"organization":{"name":"acme"}`, "acme's AccountInfo, read by alice through the GraphQL gateway")
 
 	// The commands of docs/sharding.md, "Locally", as a user pastes them.
 	out := runShardingDoc(t, root)
@@ -118,4 +126,42 @@ func runShardingDoc(t *testing.T, root string) string {
 		t.Fatalf("the commands of docs/sharding.md failed: %v", err)
 	}
 	return string(out)
+}
+
+// demoToken is the token of a demo user of the platform in root.
+func demoToken(t *testing.T, root, user string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "demo-users.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Split(line, ","); len(f) > 1 && f[1] == user {
+			return f[0]
+		}
+	}
+	t.Fatalf("no demo user %s", user)
+	return ""
+}
+
+// eventuallyGraphQL posts query to endpoint with token until the answer
+// has no errors, and returns it.
+func eventuallyGraphQL(t *testing.T, endpoint, token, query string) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"query": query})
+	var out string
+	framework.Eventually(t, time.Minute, 500*time.Millisecond, "a GraphQL answer without errors from "+endpoint, func() (bool, string) {
+		req, _ := http.NewRequest("POST", endpoint, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		out = string(b)
+		return resp.StatusCode == http.StatusOK && !strings.Contains(out, `"errors"`), fmt.Sprintf("%d %s", resp.StatusCode, out)
+	})
+	return out
 }
