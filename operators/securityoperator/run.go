@@ -12,6 +12,7 @@ import (
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,6 +29,7 @@ import (
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/apis/fga"
 	"github.com/meshplane/meshplane/operators/command"
+	"github.com/meshplane/meshplane/operators/controllers/roleassignment"
 	"github.com/meshplane/meshplane/operators/controllers/security"
 	"github.com/meshplane/meshplane/operators/controllers/store"
 	"github.com/meshplane/meshplane/operators/fgaclient"
@@ -226,6 +228,23 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		},
 		WriteTuples: fgaClient.Write,
 		ReadTuples:  fgaClient.Read,
+	}
+
+	// RoleAssignments: grants tenants make in their own workspaces.
+	if err := roleassignment.SetupWithManager(mgr, roleassignment.Options{
+		Write: fgaClient.Write,
+		Model: func(ctx context.Context, storeID string) (*openfgav1.AuthorizationModel, error) {
+			id, err := fgaClient.LatestModelID(ctx, storeID)
+			if err != nil || id == "" {
+				return nil, err
+			}
+			return fgaClient.Model(ctx, storeID, id)
+		},
+		AccountInfo:      deps.AccountInfo,
+		WorkspaceCluster: deps.WorkspaceCluster,
+		Workers:          c.Workers,
+	}); err != nil {
+		return fmt.Errorf("roleassignment controller: %w", err)
 	}
 
 	// The lifecycle virtual workspaces of the WorkspaceType.
