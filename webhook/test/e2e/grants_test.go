@@ -160,12 +160,20 @@ func TestRoleAssignments(t *testing.T) {
 	out, err = p.run(t, "carol", org, "", "get", "configmaps", "-n", "apps")
 	framework.RequireFails(t, "", out, err, "carol after grants of roles that do not exist", "Forbidden")
 
+	// An owner by a grant (not the workspace's RBAC admin) manages grants.
+	p.must(t, "alice", org, roleAssignment("carol-owner", "carol", "owner"), "create", "-f", "-")
+	p.eventuallyAs(t, "carol (owner by a grant) to grant gina membership", true, "carol", org, "create", "--raw",
+		"/clusters/"+org+"/apis/core.platform-mesh.io/v1alpha1/roleassignments", "-f", "testdata/gina-member.json")
+	p.runMust(t, "carol", org, "", "delete", "--raw", "/clusters/"+org+"/apis/core.platform-mesh.io/v1alpha1/roleassignments/gina-member")
+	p.must(t, "alice", org, "", "delete", "roleassignment", "carol-owner")
+	p.eventuallyAs(t, "carol to be refused grants once her grant is deleted", false, "carol", org, "get", "--raw", "/clusters/"+org+"/apis/core.platform-mesh.io/v1alpha1/roleassignments")
+
 	// Another organization's owner grants nothing here, by any field.
 	p.runMust(t, "dave", "root:orgs", account("daveorg", "org"), "create", "-f", "-")
 	p.runMust(t, "dave", "root:orgs", "", "wait", "--for=condition=Ready", "account/daveorg", "--timeout=120s")
 	// (a raw POST: dave may not even read grantorg's discovery)
 	out, err = p.run(t, "dave", org, `{"apiVersion":"core.platform-mesh.io/v1alpha1","kind":"RoleAssignment","metadata":{"name":"dave-owner"},"spec":{"subject":{"kind":"User","name":"dave"},"role":"owner"}}`,
-		"create", "--raw", "/apis/core.platform-mesh.io/v1alpha1/roleassignments", "-f", "-")
+		"create", "--raw", "/clusters/"+org+"/apis/core.platform-mesh.io/v1alpha1/roleassignments", "-f", "-")
 	framework.RequireFails(t, "", out, err, "dave (owner of daveorg) granting himself grantorg", "Forbidden")
 	const daveOrg = "root:orgs:daveorg"
 	p.eventuallyAs(t, "dave to list the accounts of his organization", true, "dave", daveOrg, "get", "accounts")
