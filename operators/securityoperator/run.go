@@ -24,7 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/apis/fga"
@@ -228,6 +230,16 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		},
 		WriteTuples: fgaClient.Write,
 		ReadTuples:  fgaClient.Read,
+	}
+
+	// The accounts' own tuples (creator, parent), written again at start.
+	ownership := &security.Ownership{Deps: deps}
+	if err := kit.WildcardController("account-ownership", &corev1alpha1.Account{}, c.Workers,
+		mcreconcile.Func(func(ctx context.Context, req mcreconcile.Request) (reconcile.Result, error) {
+			after, err := ownership.Reconcile(ctx, string(req.ClusterName), req.Name)
+			return reconcile.Result{RequeueAfter: after}, err
+		})); err != nil {
+		return fmt.Errorf("account ownership controller: %w", err)
 	}
 
 	// RoleAssignments: grants tenants make in their own workspaces.

@@ -94,13 +94,23 @@ func TestFounderOwnershipSurvivesGrantEdits(t *testing.T) {
 	})
 	checkEventually(t, f, o.storeID, owner, true)
 
-	// Drift: the owner tuples gone from OpenFGA (as the earlier operator
-	// left them); a restart of the operator writes them back.
-	ownerTuples := fga.AccountTuples(o.orgsCluster, o.name, "alice", "", "")
-	if err := f.Write(ctxFor(t), o.storeID, nil, ownerTuples); err != nil {
+	// Drift: the owner tuples of the organization and of an account in
+	// it gone from OpenFGA (as the earlier operator left the org's); a
+	// restart of the operator writes them back.
+	inOrg := s.KubectlAsUser(t, "alice", o.path)
+	inOrg.RunStdin(t, accountYAML("team", "account", "alice"), "create", "-f", "-")
+	waitAccountReady(t, inOrg, "team")
+	team := fga.AccountObject(o.cluster, "team")
+	teamOwner := corev1alpha1.Tuple{Object: team, Relation: "owner", User: fga.UserID("alice")}
+	teamParent := corev1alpha1.Tuple{Object: team, Relation: "parent", User: fga.AccountObject(o.orgsCluster, o.name)}
+	checkEventually(t, f, o.storeID, teamParent, true)
+	lost := append(fga.AccountTuples(o.orgsCluster, o.name, "alice", "", ""),
+		fga.AccountTuples(o.cluster, "team", "alice", o.orgsCluster, o.name)...)
+	if err := f.Write(ctxFor(t), o.storeID, nil, lost); err != nil {
 		t.Fatal(err)
 	}
 	checkEventually(t, f, o.storeID, owner, false)
+	checkEventually(t, f, o.storeID, teamOwner, false)
 	pid := sec.proc.PID()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -111,6 +121,12 @@ func TestFounderOwnershipSurvivesGrantEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEventually(t, f, o.storeID, owner, true)
+	checkEventually(t, f, o.storeID, teamParent, true)
+	ts, err := f.Read(ctxFor(t), o.storeID, fga.OwnerRole(o.cluster, "team"))
+	if err != nil || len(ts) == 0 {
+		t.Fatalf("the owner role of account team after the restart: %v %v", ts, err)
+	}
+	checkEventually(t, f, o.storeID, corev1alpha1.Tuple{Object: team, Relation: "owner", User: fga.UserID("alice")}, true)
 }
 
 func mustJSON(v any) string {
