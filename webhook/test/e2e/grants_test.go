@@ -168,6 +168,13 @@ func TestRoleAssignments(t *testing.T) {
 	p.must(t, "alice", org, "", "delete", "roleassignment", "carol-owner")
 	p.eventuallyAs(t, "carol to be refused grants once her grant is deleted", false, "carol", org, "get", "--raw", "/clusters/"+org+"/apis/core.platform-mesh.io/v1alpha1/roleassignments")
 
+	// A grant in an account workspace applies to that account only.
+	p.must(t, "alice", team, roleAssignment("hank-member", "hank", "member"), "create", "-f", "-")
+	p.must(t, "alice", team, "", "wait", "--for=condition=Ready", "roleassignment/hank-member", "--timeout=60s")
+	p.eventuallyAs(t, "hank to read the grants of team-a", true, "hank", team, "get", "--raw", "/clusters/"+team+"/apis/core.platform-mesh.io/v1alpha1/roleassignments")
+	out, err = p.run(t, "hank", org, "", "get", "--raw", "/clusters/"+org+"/apis/core.platform-mesh.io/v1alpha1/roleassignments")
+	framework.RequireFails(t, "", out, err, "hank (member of team-a) reading grantorg's grants", "Forbidden")
+
 	// Another organization's owner grants nothing here, by any field.
 	p.runMust(t, "dave", "root:orgs", account("daveorg", "org"), "create", "-f", "-")
 	p.runMust(t, "dave", "root:orgs", "", "wait", "--for=condition=Ready", "account/daveorg", "--timeout=120s")
