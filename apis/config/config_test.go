@@ -53,6 +53,13 @@ var want = map[string]struct {
 		{"Ready", `.status.conditions[?(@.type=="Ready")].status`},
 		{"Age", ".metadata.creationTimestamp"},
 	}},
+	"roleassignments": {"RoleAssignment", "roleassignment", []column{
+		{"Kind", ".spec.subject.kind"},
+		{"Subject", ".spec.subject.name"},
+		{"Role", ".spec.role"},
+		{"Ready", `.status.conditions[?(@.type=="Ready")].status`},
+		{"Age", ".metadata.creationTimestamp"},
+	}},
 }
 
 // loadCRDs decodes the embedded CRDs strictly (an unknown field fails) and
@@ -258,6 +265,13 @@ func TestSchemaValidation(t *testing.T) {
 		{"authorization model", "authorizationmodels", "AuthorizationModel", `{"storeRef":{"name":"acme","cluster":"root:orgs"},"model":"module m"}`, ""},
 		{"store ref without cluster", "authorizationmodels", "AuthorizationModel", `{"storeRef":{"name":"acme"},"model":"module m"}`, "spec.storeRef.cluster"},
 		{"no model", "authorizationmodels", "AuthorizationModel", `{"storeRef":{"name":"acme","cluster":"c"}}`, "spec.model"},
+
+		{"role assignment", "roleassignments", "RoleAssignment", `{"subject":{"kind":"User","name":"bob"},"role":"member"}`, ""},
+		{"role assignment of a custom role", "roleassignments", "RoleAssignment", `{"subject":{"kind":"User","name":"oidc:bob@example.com"},"role":"widget_viewer"}`, ""},
+		{"role assignment without role", "roleassignments", "RoleAssignment", `{"subject":{"kind":"User","name":"bob"}}`, "spec.role"},
+		{"role that is no relation name", "roleassignments", "RoleAssignment", `{"subject":{"kind":"User","name":"bob"},"role":"owner#assignee"}`, "spec.role"},
+		{"subject of an unknown kind", "roleassignments", "RoleAssignment", `{"subject":{"kind":"ServiceAccount","name":"bob"},"role":"member"}`, "spec.subject.kind"},
+		{"subject without name", "roleassignments", "RoleAssignment", `{"subject":{"kind":"User","name":""},"role":"member"}`, "spec.subject.name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

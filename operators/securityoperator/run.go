@@ -12,6 +12,7 @@ import (
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,11 +24,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/apis/fga"
 	"github.com/meshplane/meshplane/operators/command"
+	"github.com/meshplane/meshplane/operators/controllers/roleassignment"
 	"github.com/meshplane/meshplane/operators/controllers/security"
 	"github.com/meshplane/meshplane/operators/controllers/store"
 	"github.com/meshplane/meshplane/operators/fgaclient"
@@ -234,6 +238,33 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		},
 		WriteTuples: fgaClient.Write,
 		ReadTuples:  fgaClient.Read,
+	}
+
+	// The accounts' own tuples (creator, parent), written again at start.
+	ownership := &security.Ownership{Deps: deps}
+	if err := kit.WildcardController("account-ownership", &corev1alpha1.Account{}, c.Workers,
+		mcreconcile.Func(func(ctx context.Context, req mcreconcile.Request) (reconcile.Result, error) {
+			after, err := ownership.Reconcile(ctx, string(req.ClusterName), req.Name)
+			return reconcile.Result{RequeueAfter: after}, err
+		})); err != nil {
+		return fmt.Errorf("account ownership controller: %w", err)
+	}
+
+	// RoleAssignments: grants tenants make in their own workspaces.
+	if err := roleassignment.SetupWithManager(mgr, roleassignment.Options{
+		Write: fgaClient.Write,
+		Model: func(ctx context.Context, storeID string) (*openfgav1.AuthorizationModel, error) {
+			id, err := fgaClient.LatestModelID(ctx, storeID)
+			if err != nil || id == "" {
+				return nil, err
+			}
+			return fgaClient.Model(ctx, storeID, id)
+		},
+		AccountInfo:      deps.AccountInfo,
+		WorkspaceCluster: deps.WorkspaceCluster,
+		Workers:          c.Workers,
+	}); err != nil {
+		return fmt.Errorf("roleassignment controller: %w", err)
 	}
 
 	// The lifecycle virtual workspaces of the WorkspaceType.

@@ -60,6 +60,9 @@ const (
 	// platform keeps organizations' Stores (root:orgs); it gets no OpenFGA
 	// store.
 	ReasonNotOrganizationStore = "NotOrganizationStore"
+	// ReasonUnknownRole: a RoleAssignment names a role the organization's
+	// model does not let a user hold on an account; nothing is written.
+	ReasonUnknownRole = "UnknownRole"
 )
 
 // Labels and finalizers shared by the operators.

@@ -57,6 +57,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&AccountInfo{}, &AccountInfoList{},
 		&Store{}, &StoreList{},
 		&AuthorizationModel{}, &AuthorizationModelList{},
+		&RoleAssignment{}, &RoleAssignmentList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

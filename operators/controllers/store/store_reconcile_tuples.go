@@ -12,11 +12,14 @@ import (
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 )
 
-// tuplesStep writes spec.tuples and the tuples of the AuthorizationModels
-// in the model, and deletes the tuples it wrote before that are no longer
-// wanted; status.managedTuples records what it wrote.
+// tuplesStep writes the organization's ownership tuples, spec.tuples and
+// the tuples of the AuthorizationModels in the model, and deletes the
+// tuples it wrote before that are no longer wanted (never an ownership
+// tuple); status.managedTuples records what it wrote.
 type tuplesStep struct {
-	write func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
+	// owners computes the ownership tuples (nil: none).
+	owners *ownership
+	write  func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
 	// updateModel writes an AuthorizationModel's status (its managedTuples).
 	updateModel func(ctx context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error
 	// migrator gives the tuples their ids in the current format.
@@ -26,6 +29,15 @@ type tuplesStep struct {
 func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
 	store := st.store
 	want := map[corev1alpha1.Tuple]bool{}
+	owned, err := s.owners.tuples(ctx, st)
+	if err != nil {
+		setCondition(store, corev1alpha1.ConditionTuplesWritten, metav1.ConditionFalse, corev1alpha1.ReasonError,
+			fmt.Sprintf("reading the organization's Account: %v", err))
+		return wait(5 * time.Second)
+	}
+	for _, t := range owned {
+		want[t] = true
+	}
 	for _, t := range store.Spec.Tuples {
 		want[s.migrator.current(ctx, t)] = true
 	}
@@ -44,6 +56,17 @@ func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
 			add = append(add, t)
 		}
 	}
+	// Ownership tuples are written once per process even when listed as
+	// written: one lost earlier comes back.
+	var reassert []corev1alpha1.Tuple
+	if s.owners != nil {
+		for _, t := range s.owners.unasserted(store.Status.StoreID, owned) {
+			if had[t] {
+				reassert = append(reassert, t)
+			}
+		}
+		add = append(add, reassert...)
+	}
 	for t := range had {
 		if !want[t] {
 			remove = append(remove, t)
@@ -55,6 +78,9 @@ func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
 			return wait(5 * time.Second)
 		}
 		log.FromContext(ctx).Info("tuples written", "storeId", store.Status.StoreID, "added", len(add), "deleted", len(remove))
+	}
+	if s.owners != nil {
+		s.owners.markAsserted(store.Status.StoreID, owned)
 	}
 	managed := make([]corev1alpha1.Tuple, 0, len(want))
 	for t := range want {

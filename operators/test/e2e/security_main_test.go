@@ -24,6 +24,9 @@ type security struct {
 	pg       *postgres.Server
 	fga      *openfga.Server
 	proc     *process.Process
+	// args and health start the operator again (start).
+	args   []string
+	health string
 }
 
 var sec security
@@ -61,18 +64,30 @@ func (s *security) setup(ctx context.Context, srv *framework.Server) error {
 	if _, err := launcher.SecurityOperatorCredential(ctx, srv.Kubeconfig, kubeconfig, launcher.DefaultOperatorTokenTTL); err != nil {
 		return fmt.Errorf("the security-operator's credential: %w", err)
 	}
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig,
+	s.health = health
+	s.args = []string{bin, "--kubeconfig", kubeconfig,
 		"--lifecycle-kubeconfig", srv.Kubeconfig, "--lifecycle-context", "base",
 		"--api-changes-kubeconfig", srv.Kubeconfig, "--api-changes-context", "shard-base",
 		"--workspace", "root:platform-mesh-system", "--openfga-url", s.fga.URL,
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0]), "--health-probe-bind-address", health)
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0]), "--health-probe-bind-address", health}
+	return s.start(ctx)
+}
+
+// start runs the operator with s.args and waits for /readyz.
+func (s *security) start(ctx context.Context) error {
+	f, err := os.OpenFile(s.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.Command(s.args[0], s.args[1:]...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if s.proc, err = process.StartProcess(cmd); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if _, err := process.WaitReady(ctx, "http://"+health+"/readyz", 200*time.Millisecond, s.proc.Exited()); err != nil {
+	if _, err := process.WaitReady(ctx, "http://"+s.health+"/readyz", 200*time.Millisecond, s.proc.Exited()); err != nil {
 		return fmt.Errorf("%w\n%s", err, tail(s.log, 40))
 	}
 	return nil

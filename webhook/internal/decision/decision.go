@@ -98,6 +98,9 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 		if q, ok := mapping.ForSelfReview(ws, r.Spec.User, ra); ok {
 			return d.check(ctx, info, q)
 		}
+		if q, ok := mapping.ForRoleAssignment(ws, r.Spec.User, ra); ok {
+			return d.check(ctx, info, q)
+		}
 		if !mapping.IsResourceVerb(ra.Verb) {
 			return noOpinion("verb %q is not in the model", ra.Verb)
 		}

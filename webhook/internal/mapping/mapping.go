@@ -74,6 +74,28 @@ func ForSelfReview(ws Workspace, user string, ra *authorizationv1.ResourceAttrib
 	return Query{User: fga.UserID(user), Object: ws.Account, Relation: "get"}, true
 }
 
+// roleAssignments is the grant API's resource (core.platform-mesh.io
+// RoleAssignments, in the workspace whose account they grant on).
+const roleAssignments = "core.platform-mesh.io/roleassignments"
+
+// ForRoleAssignment maps a request on RoleAssignments to the account's IAM
+// relations: reading them (get, list, watch) is get_iam_roles (members),
+// creating, changing or deleting them (status included) manage_iam_roles
+// (owners); ok is false for any other resource.
+func ForRoleAssignment(ws Workspace, user string, ra *authorizationv1.ResourceAttributes) (Query, bool) {
+	if ra.Group+"/"+ra.Resource != roleAssignments || !verbs[ra.Verb] {
+		return Query{}, false
+	}
+	if ra.Subresource != "" && ra.Subresource != "status" {
+		return Query{}, false
+	}
+	rel := fga.RelationManageIAMRoles
+	if ra.Verb == "get" || ra.Verb == "list" || ra.Verb == "watch" {
+		rel = fga.RelationGetIAMRoles
+	}
+	return Query{User: fga.UserID(user), Object: ws.Account, Relation: rel}, true
+}
+
 // IsResourceVerb reports whether verb maps to a Check.
 func IsResourceVerb(verb string) bool { return verbs[verb] }
 

@@ -108,3 +108,28 @@ func TestForSelfReview(t *testing.T) {
 		t.Errorf("a SubjectAccessReview about others must not map to a self review")
 	}
 }
+
+func TestForRoleAssignment(t *testing.T) {
+	ws := Workspace{Cluster: "c1", Account: fga.AccountObject("org1", "team")}
+	const group, res = "core.platform-mesh.io", "roleassignments"
+	for _, c := range []struct {
+		ra   authorizationv1.ResourceAttributes
+		want string // relation; "" for no mapping
+	}{
+		{authorizationv1.ResourceAttributes{Verb: "list", Group: group, Resource: res}, fga.RelationGetIAMRoles},
+		{authorizationv1.ResourceAttributes{Verb: "watch", Group: group, Resource: res}, fga.RelationGetIAMRoles},
+		{authorizationv1.ResourceAttributes{Verb: "get", Group: group, Resource: res, Name: "g"}, fga.RelationGetIAMRoles},
+		{authorizationv1.ResourceAttributes{Verb: "create", Group: group, Resource: res, Name: "g"}, fga.RelationManageIAMRoles},
+		{authorizationv1.ResourceAttributes{Verb: "update", Group: group, Resource: res, Name: "g"}, fga.RelationManageIAMRoles},
+		{authorizationv1.ResourceAttributes{Verb: "patch", Group: group, Resource: res, Subresource: "status", Name: "g"}, fga.RelationManageIAMRoles},
+		{authorizationv1.ResourceAttributes{Verb: "delete", Group: group, Resource: res, Name: "g"}, fga.RelationManageIAMRoles},
+		{authorizationv1.ResourceAttributes{Verb: "deletecollection", Group: group, Resource: res}, ""},
+		{authorizationv1.ResourceAttributes{Verb: "get", Group: group, Resource: "accounts", Name: "a"}, ""},
+		{authorizationv1.ResourceAttributes{Verb: "get", Group: "example.com", Resource: res, Name: "g"}, ""},
+	} {
+		q, ok := ForRoleAssignment(ws, "bob", &c.ra)
+		if ok != (c.want != "") || (ok && (q.Relation != c.want || q.Object != ws.Account || q.User != "user:bob" || len(q.Contextual) > 0)) {
+			t.Errorf("%s %s.%s/%s: got %+v (%v), want relation %q on the account", c.ra.Verb, c.ra.Resource, c.ra.Group, c.ra.Subresource, q, ok, c.want)
+		}
+	}
+}
