@@ -14,6 +14,12 @@
 // so for answers of 300 or more), so the read error ends that write
 // quietly and the rest of the answer still comes through in full.
 //
+// Only an answer that came over HTTP/2 is acted on: an HTTP/1.1 transport
+// does not give up its body write, a read error there closes the
+// connection the answer is still arriving on (cutting it short), and it
+// does not hang in the first place (closing its answer does not wait for
+// the write).
+//
 // Use: put the client's body in the context of the request handed to the
 // ReverseProxy (WithClientBody) and set its ModifyResponse to Release (or
 // call Release from it).
@@ -38,10 +44,10 @@ func WithClientBody(ctx context.Context, r *http.Request) context.Context {
 }
 
 // Release closes the client body WithClientBody put in the context of
-// res's request when res is an answer of 300 or more. Its signature is
-// ReverseProxy's ModifyResponse.
+// res's request when res is an HTTP/2 answer of 300 or more. Its
+// signature is ReverseProxy's ModifyResponse.
 func Release(res *http.Response) error {
-	if res.StatusCode < http.StatusMultipleChoices || res.Request == nil {
+	if res.StatusCode < http.StatusMultipleChoices || res.ProtoMajor != 2 || res.Request == nil {
 		return nil
 	}
 	if body, ok := res.Request.Context().Value(bodyKey{}).(io.Closer); ok {

@@ -23,7 +23,7 @@ func TestEarlyRefusal(t *testing.T) {
 		release bool
 	}{{"with Release", true}, {"without", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := refusedThroughProxy(t, tc.release, 3*time.Second)
+			err := refusedThroughProxy(t, tc.release, true, 3*time.Second)
 			if tc.release && err != nil {
 				t.Fatalf("with Release: %v", err)
 			}
@@ -34,10 +34,21 @@ func TestEarlyRefusal(t *testing.T) {
 	}
 }
 
+// TestEarlyRefusalOverHTTP1: the same refusal with the proxy speaking
+// HTTP/1.1 to the server. That transport does not give up its body write
+// on the answer, so closing the client's body under it would fail the
+// write and close the connection the answer is still arriving on: Release
+// must leave it alone, and no hang needs it there.
+func TestEarlyRefusalOverHTTP1(t *testing.T) {
+	if err := refusedThroughProxy(t, true, false, 10*time.Second); err != nil {
+		t.Fatalf("with Release: %v", err)
+	}
+}
+
 // refusedThroughProxy sends a body that never finishes through a reverse
 // proxy to a server that refuses at once, and reads the whole answer
 // within wait.
-func refusedThroughProxy(t *testing.T, release bool, wait time.Duration) error {
+func refusedThroughProxy(t *testing.T, release, h2 bool, wait time.Duration) error {
 	refusal := `{"kind":"Status","code":403,"message":"` + strings.Repeat("x", 256<<10) + `"}`
 	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The first bytes of the body have come through the proxy: its
@@ -45,12 +56,20 @@ func refusedThroughProxy(t *testing.T, release bool, wait time.Duration) error {
 		if _, err := io.ReadFull(r.Body, make([]byte, 5)); err != nil {
 			t.Errorf("backend reading the body's first bytes: %v", err)
 		}
+		if (r.ProtoMajor == 2) != h2 {
+			t.Errorf("the proxy spoke %s to the backend", r.Proto)
+		}
+		if !h2 {
+			// An HTTP/1.1 server would otherwise wait for the rest of
+			// the body before answering, to keep the connection.
+			w.Header().Set("Connection", "close")
+		}
 		w.WriteHeader(http.StatusForbidden)
 		w.(http.Flusher).Flush()
 		time.Sleep(50 * time.Millisecond)
 		_, _ = w.Write([]byte(refusal))
 	}))
-	backend.EnableHTTP2 = true
+	backend.EnableHTTP2 = h2
 	backend.StartTLS()
 	defer backend.Close()
 	target, _ := url.Parse(backend.URL)

@@ -44,9 +44,6 @@ func TestTenantIsolation(t *testing.T) {
 	results = append(results, runProbes(ctx, []probe{p.accountInfoProbe(tn), p.orgInfoProbe(tn)}, 2)...)
 	results = append(results, runProbes(ctx, []probe{p.storeIDProbe(tn)}, 1)...)
 	t.Logf("%d takeover probes in %s; %s in all", len(takeovers), time.Since(phase2).Round(time.Second), time.Since(started).Round(time.Second))
-	if n := p.proxyRetries.Load(); n > 0 {
-		t.Logf("the front proxy answered %d requests 502 %q (sent again, at most 5 times each)", n, proxyUnreachable)
-	}
 	report(t, results)
 }
 

@@ -89,7 +89,7 @@ func report(t *testing.T, results []result) {
 	t.Helper()
 	type tally struct{ attempts, leaks int }
 	areas := map[string]*tally{}
-	var leaks, errs []string
+	var leaks, errs, unreached []string
 	for _, r := range results {
 		a := areas[r.area]
 		if a == nil {
@@ -109,6 +109,9 @@ func report(t *testing.T, results []result) {
 			leaks = append(leaks, fmt.Sprintf("LEAK%s %s: %s -> %s", item, r.who, r.what, r.detail))
 		} else if r.serverError {
 			errs = append(errs, fmt.Sprintf("5xx %s: %s -> %s", r.who, r.what, r.detail))
+			if strings.Contains(r.detail, proxyUnreachable) {
+				unreached = append(unreached, fmt.Sprintf("%s: %s -> %s", r.who, r.what, r.detail))
+			}
 		}
 	}
 	names := make([]string, 0, len(areas))
@@ -132,5 +135,9 @@ func report(t *testing.T, results []result) {
 	}
 	for _, l := range leaks {
 		t.Errorf("%s", l)
+	}
+	// The front proxy's 502 decides nothing: the shard's answer was lost.
+	for _, u := range unreached {
+		t.Errorf("the front proxy answered 502: %s", u)
 	}
 }

@@ -172,7 +172,7 @@ func (o *options) servingTLS() (*tls.Config, error) {
 }
 
 // transports trust the CA of the shards' kubeconfig; the identified one
-// also presents the proxy's client certificate.
+// also presents the proxy's client certificate (routing.NewTransports).
 func (o *options) transports(shards *rest.Config) (routing.Transports, error) {
 	caOnly := &rest.Config{TLSClientConfig: rest.TLSClientConfig{CAFile: shards.CAFile, CAData: shards.CAData,
 		Insecure: shards.Insecure, ServerName: shards.ServerName}}
@@ -180,25 +180,12 @@ func (o *options) transports(shards *rest.Config) (routing.Transports, error) {
 	if err != nil {
 		return routing.Transports{}, err
 	}
-	mk := func(tc *tls.Config) http.RoundTripper {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.TLSClientConfig = tc
-		t.MaxIdleConnsPerHost = 100
-		t.ForceAttemptHTTP2 = true
-		return t
+	if o.proxyClientCert == "" {
+		return routing.NewTransports(base, nil), nil
 	}
-	anonymous := base.Clone()
-	out := routing.Transports{Anonymous: mk(anonymous)}
-	if o.proxyClientCert != "" {
-		cert, err := tls.LoadX509KeyPair(o.proxyClientCert, o.proxyClientKey)
-		if err != nil {
-			return routing.Transports{}, fmt.Errorf("--proxy-client-cert-file: %w", err)
-		}
-		identified := base.Clone()
-		identified.Certificates = []tls.Certificate{cert}
-		out.Identified = mk(identified)
-	} else {
-		out.Identified = out.Anonymous
+	cert, err := tls.LoadX509KeyPair(o.proxyClientCert, o.proxyClientKey)
+	if err != nil {
+		return routing.Transports{}, fmt.Errorf("--proxy-client-cert-file: %w", err)
 	}
-	return out, nil
+	return routing.NewTransports(base, &cert), nil
 }
