@@ -91,8 +91,8 @@ func (s *Source) WithRemote(r Remote) *Source {
 }
 
 // waitForRemote bounds how long a request waits for another shard's
-// replica before it is refused with 503.
-const waitForRemote = 5 * time.Second
+// replica before it is refused with 503 (a variable for tests).
+var waitForRemote = 5 * time.Second
 
 // objects lists the objects of resource in a hook cluster: those of the
 // local informer, else those of the shard that holds the cluster.
