@@ -48,7 +48,7 @@ var (
 	WorkspaceTypes     = Kind{tenancyv1alpha1.SchemeGroupVersion.WithResource("workspacetypes"), func() runtime.Object { return &tenancyv1alpha1.WorkspaceType{} }}
 )
 
-var replicated = []Kind{LogicalClusters, APIExports, APIResourceSchemas, EndpointSlices, WorkspaceTypes}
+var replicated = append([]Kind{LogicalClusters, APIExports, APIResourceSchemas, EndpointSlices, WorkspaceTypes}, AdmissionKinds...)
 
 // pathIndex indexes replicated LogicalClusters by their kcp.io/path.
 const pathIndex = "path"
@@ -330,7 +330,7 @@ func (o *Others) informer(baseURL string, kind Kind) (cache.SharedIndexInformer,
 			return res.Watch(ctx, opts)
 		},
 	}
-	indexers := cache.Indexers{}
+	indexers := cache.Indexers{kcpcache.ClusterIndexName: kcpcache.ClusterIndexFunc}
 	if kind.GVR == LogicalClusters.GVR {
 		indexers[pathIndex] = func(obj any) ([]string, error) {
 			// A path that does not fit the cluster's owner is not taken.

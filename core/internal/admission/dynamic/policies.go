@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
-	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
 )
 
 // Params finds the objects a policy's paramKind names in a cluster: a
@@ -48,11 +47,13 @@ var policyExempt = map[schema.GroupResource]bool{
 // policyKind is what differs between validating and mutating policies.
 type policyKind[P, B runtime.Object, E any] struct {
 	policies, bindings cache.SharedIndexInformer
-	compile            func(P) E
-	defaultPolicy      func(P) P
-	defaultBinding     func(B) B
-	policyName         func(B) string
-	paramKind          func(P) *admissionregistrationv1.ParamKind
+	// resources name policies and bindings (for the replicas).
+	policyResource, bindingResource string
+	compile                         func(P) E
+	defaultPolicy                   func(P) P
+	defaultBinding                  func(B) B
+	policyName                      func(B) string
+	paramKind                       func(P) *admissionregistrationv1.ParamKind
 }
 
 // compiled is a policy, defaulted, with its evaluator, for one stored
@@ -81,7 +82,7 @@ func newPolicies[P, B interface {
 	GetName() string
 }, E any](s *Source, params Params, kind policyKind[P, B, E]) *policies[P, B, E] {
 	p := &policies[P, B, E]{source: s, kind: kind, params: params, compiled: map[types.UID]compiled[P, E]{}}
-	wildcard.Mirror(kind.policies, func(obj any, deleted bool) {
+	s.onHookChange(kind.policies, kind.policyResource, func(obj any, deleted bool) {
 		if m, err := meta.Accessor(obj); err == nil && deleted {
 			p.mu.Lock()
 			delete(p.compiled, m.GetUID())
@@ -93,13 +94,17 @@ func newPolicies[P, B interface {
 
 // hooks returns the policies of cluster, each with its bindings: nil
 // for a cluster without policies, which costs nothing.
-func (p *policies[P, B, E]) hooks(cluster string) []generic.PolicyHook[P, B, E] {
-	objs := byCluster(p.kind.policies, cluster)
-	if len(objs) == 0 {
-		return nil
+func (p *policies[P, B, E]) hooks(ctx context.Context, cluster string) ([]generic.PolicyHook[P, B, E], error) {
+	objs, err := p.source.hookObjects(ctx, p.kind.policies, p.kind.policyResource, cluster)
+	if err != nil || len(objs) == 0 {
+		return nil, err
+	}
+	bs, err := p.source.hookObjects(ctx, p.kind.bindings, p.kind.bindingResource, cluster)
+	if err != nil {
+		return nil, err
 	}
 	bindings := map[string][]B{}
-	for _, b := range sortedByName[B](byCluster(p.kind.bindings, cluster)) {
+	for _, b := range sortedByName[B](bs) {
 		name := p.kind.policyName(b)
 		bindings[name] = append(bindings[name], p.kind.defaultBinding(b))
 	}
@@ -112,7 +117,7 @@ func (p *policies[P, B, E]) hooks(cluster string) []generic.PolicyHook[P, B, E] 
 		}
 		out = append(out, hook)
 	}
-	return out
+	return out, nil
 }
 
 // compile returns the compiled policy, compiling it once per version.
@@ -188,6 +193,7 @@ func NewValidatingPolicies(s *Source, authz authorizer.Authorizer, params Params
 		authz:   authz,
 		policies: newPolicies(s, params, policyKind[*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding, validatingpolicy.Validator]{
 			policies: s.inf.ValidatingPolicies, bindings: s.inf.ValidatingBindings,
+			policyResource: "validatingadmissionpolicies", bindingResource: "validatingadmissionpolicybindings",
 			compile: compileValidating, defaultPolicy: defaultedValidatingPolicy, defaultBinding: defaultedValidatingBinding,
 			policyName: func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) string { return b.Spec.PolicyName },
 			paramKind: func(p *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ParamKind {
@@ -201,7 +207,10 @@ func NewValidatingPolicies(s *Source, authz authorizer.Authorizer, params Params
 func (v *ValidatingPolicies) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
 	cluster, hookClusters := requestClusters(ctx, v.policies.source, a)
 	for _, c := range hookClusters {
-		hooks := v.policies.hooks(c)
+		hooks, err := v.policies.hooks(ctx, c)
+		if err != nil {
+			return err
+		}
 		if len(hooks) == 0 {
 			continue
 		}
@@ -229,6 +238,7 @@ func NewMutatingPolicies(s *Source, authz authorizer.Authorizer, params Params) 
 		authz:   authz,
 		policies: newPolicies(s, params, policyKind[*admissionregistrationv1.MutatingAdmissionPolicy, *admissionregistrationv1.MutatingAdmissionPolicyBinding, mutatingpolicy.PolicyEvaluator]{
 			policies: s.inf.MutatingPolicies, bindings: s.inf.MutatingPolicyBindings,
+			policyResource: "mutatingadmissionpolicies", bindingResource: "mutatingadmissionpolicybindings",
 			compile: compileMutating, defaultPolicy: defaultedMutatingPolicy, defaultBinding: defaultedMutatingBinding,
 			policyName: func(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) string { return b.Spec.PolicyName },
 			paramKind: func(p *admissionregistrationv1.MutatingAdmissionPolicy) *admissionregistrationv1.ParamKind {
@@ -242,7 +252,10 @@ func NewMutatingPolicies(s *Source, authz authorizer.Authorizer, params Params) 
 func (m *MutatingPolicies) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
 	cluster, hookClusters := requestClusters(ctx, m.policies.source, a)
 	for _, c := range hookClusters {
-		hooks := m.policies.hooks(c)
+		hooks, err := m.policies.hooks(ctx, c)
+		if err != nil {
+			return err
+		}
 		if len(hooks) == 0 {
 			continue
 		}

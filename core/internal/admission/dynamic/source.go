@@ -6,7 +6,9 @@
 // binds the export.
 //
 // Everything is read from one set of cluster-aware wildcard informers
-// (Informers); the dispatching is k8s.io/apiserver's own (webhook
+// (Informers) and, for a hook cluster another shard holds (an export
+// bound here from elsewhere), from that shard's replica (Remote); the
+// dispatching is k8s.io/apiserver's own (webhook
 // dispatchers, policy dispatchers, CEL). Per-cluster state exists only
 // for clusters that hold hooks, and is built the first time a request
 // needs it:
@@ -21,13 +23,18 @@ package dynamic
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"sort"
+	"time"
 
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -61,6 +68,79 @@ type GetNamespace func(ctx context.Context, cluster, name string) (*corev1.Names
 type Source struct {
 	inf          Informers
 	getNamespace GetNamespace
+	remote       Remote
+}
+
+// Remote holds the admission objects of the clusters other shards hold.
+type Remote interface {
+	// Objects returns the objects of resource (an admissionregistration
+	// resource) in cluster when another shard holds cluster, nil when
+	// this shard does or no shard does, and an error while it cannot
+	// tell yet (a replica has not synced).
+	Objects(resource, cluster string) ([]any, error)
+	// OnChange calls f for every change of a replicated object of
+	// resource.
+	OnChange(resource string, f func(obj any, deleted bool))
+}
+
+// WithRemote makes the source read the hook clusters of other shards
+// from r. Call it before building the plugins.
+func (s *Source) WithRemote(r Remote) *Source {
+	s.remote = r
+	return s
+}
+
+// waitForRemote bounds how long a request waits for another shard's
+// replica before it is refused with 503 (a variable for tests).
+var waitForRemote = 5 * time.Second
+
+// objects lists the objects of resource in a hook cluster: those of the
+// local informer, else those of the shard that holds the cluster.
+func (s *Source) objects(local cache.SharedIndexInformer, resource, cluster string) ([]any, error) {
+	if objs := byCluster(local, cluster); len(objs) > 0 || s.remote == nil {
+		return objs, nil
+	}
+	return s.remote.Objects(resource, cluster)
+}
+
+// hookObjects is objects for a request: it waits a little for a replica
+// that has not synced, then refuses the request with a retryable 503 (a
+// hook cluster's admission is never skipped because its shard's objects
+// are not here yet).
+func (s *Source) hookObjects(ctx context.Context, local cache.SharedIndexInformer, resource, cluster string) ([]any, error) {
+	objs, err := s.objects(local, resource, cluster)
+	if err == nil {
+		return objs, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, waitForRemote)
+	defer cancel()
+	_ = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, false, func(context.Context) (bool, error) {
+		objs, err = s.objects(local, resource, cluster)
+		return err == nil, nil
+	})
+	if err == nil {
+		return objs, nil
+	}
+	return nil, notReady(cluster, err)
+}
+
+// notReady is the 503 of a request whose hook cluster's objects cannot be
+// read yet: clients retry after a second.
+func notReady(cluster string, err error) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusServiceUnavailable, Reason: metav1.StatusReasonServiceUnavailable,
+		Message: fmt.Sprintf("the admission configuration of cluster %s is not available yet: %v", cluster, err),
+		Details: &metav1.StatusDetails{RetryAfterSeconds: 1},
+	}}
+}
+
+// onHookChange calls f for every change of resource in the local informer
+// and, with a Remote, in the other shards' replicas.
+func (s *Source) onHookChange(local cache.SharedIndexInformer, resource string, f func(obj any, deleted bool)) {
+	wildcard.Mirror(local, f)
+	if s.remote != nil {
+		s.remote.OnChange(resource, f)
+	}
 }
 
 // NewSource returns a source over the informers, adding the cluster

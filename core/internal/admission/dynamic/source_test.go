@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	validatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/tools/cache"
@@ -149,7 +150,7 @@ func TestWebhookPluginsOnlyForClustersWithWebhooks(t *testing.T) {
 	}))
 	f.run(t)
 
-	if p, err := w.pluginFor("empty", "empty"); p != nil || err != nil {
+	if p, err := w.pluginFor(context.Background(), "empty", "empty"); p != nil || err != nil {
 		t.Fatalf("a cluster without webhooks got a plugin (%v, %v)", p, err)
 	}
 	if n := w.Plugins(); n != 0 {
@@ -160,14 +161,14 @@ func TestWebhookPluginsOnlyForClustersWithWebhooks(t *testing.T) {
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "deny.example.com", AdmissionReviewVersions: []string{"v1"}}}}
 	f.vwh.w.Add(cfg)
 	eventually(t, "the configuration", func() bool { return len(byCluster(f.vwh, "a")) == 1 })
-	p, err := w.pluginFor("a", "a")
+	p, err := w.pluginFor(context.Background(), "a", "a")
 	if err != nil || p == nil {
 		t.Fatalf("cluster a has a webhook but no plugin: %v", err)
 	}
-	if again, _ := w.pluginFor("a", "a"); again != p {
+	if again, _ := w.pluginFor(context.Background(), "a", "a"); again != p {
 		t.Errorf("a second request built a second plugin for cluster a")
 	}
-	if _, _ = w.pluginFor("a", "consumer"); w.Plugins() != 2 {
+	if _, _ = w.pluginFor(context.Background(), "a", "consumer"); w.Plugins() != 2 {
 		t.Errorf("want one plugin per (hook cluster, request cluster), got %d", w.Plugins())
 	}
 
@@ -191,7 +192,7 @@ func TestPoliciesCompiledOncePerVersion(t *testing.T) {
 		},
 	})
 	f.run(t)
-	if hooks := p.hooks("a"); hooks != nil {
+	if hooks := mustHooks(t, p, "a"); hooks != nil {
 		t.Fatalf("cluster a has no policies but got hooks %v", hooks)
 	}
 
@@ -204,7 +205,7 @@ func TestPoliciesCompiledOncePerVersion(t *testing.T) {
 	eventually(t, "policy and bindings", func() bool { return len(byCluster(f.vapb, "b")) == 1 && len(byCluster(f.vap, "a")) == 1 })
 
 	for i := 0; i < 3; i++ {
-		hooks := p.hooks("a")
+		hooks := mustHooks(t, p, "a")
 		if len(hooks) != 1 || len(hooks[0].Bindings) != 1 || hooks[0].Evaluator != "max@1" {
 			t.Fatalf("hooks of a: %+v; want policy max with its one binding of cluster a", hooks)
 		}
@@ -215,7 +216,7 @@ func TestPoliciesCompiledOncePerVersion(t *testing.T) {
 	if n := compiles.Load(); n != 1 {
 		t.Errorf("policy compiled %d times for 3 requests; want once", n)
 	}
-	if hooks := p.hooks("b"); hooks != nil {
+	if hooks := mustHooks(t, p, "b"); hooks != nil {
 		t.Errorf("cluster b has a binding but no policy; got hooks %v", hooks)
 	}
 
@@ -223,7 +224,7 @@ func TestPoliciesCompiledOncePerVersion(t *testing.T) {
 	updated.ResourceVersion = "2"
 	f.vap.w.Modify(updated)
 	eventually(t, "the update", func() bool {
-		h := p.hooks("a")
+		h := mustHooks(t, p, "a")
 		return len(h) == 1 && h[0].Evaluator == "max@2"
 	})
 	f.vap.w.Delete(updated)
@@ -278,7 +279,7 @@ func BenchmarkWebhookPluginMemory(b *testing.B) {
 	goruntime.ReadMemStats(&before)
 	n := 100
 	for i := 0; i < n; i++ {
-		if _, err := w.pluginFor("a", fmt.Sprintf("consumer-%d", i)); err != nil {
+		if _, err := w.pluginFor(context.Background(), "a", fmt.Sprintf("consumer-%d", i)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -296,4 +297,17 @@ func TestSharedConditionCompiler(t *testing.T) {
 		t.Fatal("generic.Webhook has no field filterCompiler of type cel.ConditionCompiler any more: " +
 			"every webhook plugin now builds its own CEL environments; update compiler.go")
 	}
+}
+
+// mustHooks returns the policies of a cluster on this shard.
+func mustHooks[P, B interface {
+	runtime.Object
+	GetName() string
+}, E any](t *testing.T, p *policies[P, B, E], cluster string) []generic.PolicyHook[P, B, E] {
+	t.Helper()
+	h, err := p.hooks(context.Background(), cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

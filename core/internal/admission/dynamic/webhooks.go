@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
-	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
 	"github.com/meshplane/meshplane/core/internal/tracecontext"
 )
 
@@ -34,6 +33,8 @@ const maxRequestClusters = 128
 type webhookKind struct {
 	mutating bool
 	informer cache.SharedIndexInformer
+	// resource names the configurations (for the replicas).
+	resource string
 }
 
 // Webhooks is the admission plugin of one kind of admission webhook
@@ -72,12 +73,12 @@ type ValidatingWebhooks struct{ *Webhooks }
 
 // NewMutatingWebhooks returns the mutating webhook plugin.
 func NewMutatingWebhooks(s *Source, authz authorizer.Authorizer) *MutatingWebhooks {
-	return &MutatingWebhooks{newWebhooks(s, authz, webhookKind{mutating: true, informer: s.inf.MutatingWebhooks})}
+	return &MutatingWebhooks{newWebhooks(s, authz, webhookKind{mutating: true, informer: s.inf.MutatingWebhooks, resource: "mutatingwebhookconfigurations"})}
 }
 
 // NewValidatingWebhooks returns the validating webhook plugin.
 func NewValidatingWebhooks(s *Source, authz authorizer.Authorizer) *ValidatingWebhooks {
-	return &ValidatingWebhooks{newWebhooks(s, authz, webhookKind{informer: s.inf.ValidatingWebhooks})}
+	return &ValidatingWebhooks{newWebhooks(s, authz, webhookKind{informer: s.inf.ValidatingWebhooks, resource: "validatingwebhookconfigurations"})}
 }
 
 // ForwardTraceContext makes webhook calls carry the trace context of the
@@ -113,7 +114,7 @@ func newWebhooks(s *Source, authz authorizer.Authorizer, kind webhookKind) *Webh
 		Handler: admission.NewHandler(admission.Connect, admission.Create, admission.Delete, admission.Update),
 		source:  s, kind: kind, authz: authz, plugins: map[string]map[string]*clusterPlugin{},
 	}
-	wildcard.Mirror(kind.informer, w.changed)
+	s.onHookChange(kind.informer, kind.resource, w.changed)
 	return w
 }
 
@@ -142,7 +143,7 @@ func (w *Webhooks) dispatch(ctx context.Context, a admission.Attributes, call fu
 		return admission.NewForbidden(a, fmt.Errorf("not yet ready to handle request"))
 	}
 	for _, hooks := range w.source.Clusters(cluster, a.GetResource().GroupResource()) {
-		p, err := w.pluginFor(hooks, cluster)
+		p, err := w.pluginFor(ctx, hooks, cluster)
 		if err != nil {
 			return err
 		}
@@ -192,9 +193,9 @@ func (w *Webhooks) waitForSync(ctx context.Context) bool {
 
 // pluginFor returns the stock plugin for the webhooks of hooks on
 // requests in cluster, or nil if hooks holds none.
-func (w *Webhooks) pluginFor(hooks, cluster string) (admission.Interface, error) {
-	if len(byCluster(w.kind.informer, hooks)) == 0 {
-		return nil, nil
+func (w *Webhooks) pluginFor(ctx context.Context, hooks, cluster string) (admission.Interface, error) {
+	if objs, err := w.source.hookObjects(ctx, w.kind.informer, w.kind.resource, hooks); err != nil || len(objs) == 0 {
+		return nil, err
 	}
 	w.mu.RLock()
 	p := w.plugins[hooks][cluster]
@@ -236,14 +237,14 @@ func (w *Webhooks) newClusterPlugin(hooks, cluster string) (*clusterPlugin, erro
 	f := &clusterFactory{namespaces: namespaces, relay: relay,
 		mutating: func() []*admissionregistrationv1.MutatingWebhookConfiguration {
 			var out []*admissionregistrationv1.MutatingWebhookConfiguration
-			for _, c := range sortedByName[*admissionregistrationv1.MutatingWebhookConfiguration](byCluster(w.kind.informer, hooks)) {
+			for _, c := range sortedByName[*admissionregistrationv1.MutatingWebhookConfiguration](w.configurations(hooks)) {
 				out = append(out, defaultedMutating(c))
 			}
 			return out
 		},
 		validating: func() []*admissionregistrationv1.ValidatingWebhookConfiguration {
 			var out []*admissionregistrationv1.ValidatingWebhookConfiguration
-			for _, c := range sortedByName[*admissionregistrationv1.ValidatingWebhookConfiguration](byCluster(w.kind.informer, hooks)) {
+			for _, c := range sortedByName[*admissionregistrationv1.ValidatingWebhookConfiguration](w.configurations(hooks)) {
 				out = append(out, defaultedValidating(c))
 			}
 			return out
@@ -287,6 +288,13 @@ func (w *Webhooks) newClusterPlugin(hooks, cluster string) (*clusterPlugin, erro
 	return &clusterPlugin{plugin: plugin, relay: relay}, nil
 }
 
+// configurations lists the configurations of a hook cluster (pluginFor
+// saw them readable).
+func (w *Webhooks) configurations(hooks string) []any {
+	objs, _ := w.source.objects(w.kind.informer, w.kind.resource, hooks)
+	return objs
+}
+
 // changed passes an event of the wildcard informer on to the plugins of
 // the object's cluster, and drops them once the cluster holds no webhook.
 func (w *Webhooks) changed(obj any, deleted bool) {
@@ -295,9 +303,10 @@ func (w *Webhooks) changed(obj any, deleted bool) {
 		return
 	}
 	hooks := m.GetAnnotations()[clusters.Annotation]
+	objs, err := w.source.objects(w.kind.informer, w.kind.resource, hooks)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(byCluster(w.kind.informer, hooks)) == 0 {
+	if err == nil && len(objs) == 0 {
 		delete(w.plugins, hooks)
 		return
 	}
