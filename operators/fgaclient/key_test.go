@@ -3,8 +3,6 @@ package fgaclient_test
 import (
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
@@ -76,22 +74,4 @@ func newClient(t *testing.T, srv *openfga.Server, overGRPC bool, opts ...fgaclie
 		t.Cleanup(func() { c.Close() })
 	}
 	return c
-}
-
-// TestReadKeyFile: a key file others may read is refused.
-func TestReadKeyFile(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "key")
-	if err := os.WriteFile(file, []byte("\n  k3y \n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if k, err := fgaclient.ReadKeyFile(file); err != nil || k != "k3y" {
-		t.Errorf("ReadKeyFile = %q, %v; want k3y", k, err)
-	}
-	if err := os.Chmod(file, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fgaclient.ReadKeyFile(file); err == nil {
-		t.Error("a key file readable by others was accepted")
-	}
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/meshplane/meshplane/operators/lifecycle"
 	"github.com/meshplane/meshplane/providers/dispatch"
 	"github.com/meshplane/meshplane/providers/manager"
+	"github.com/meshplane/meshplane/sdk/keyfile"
 )
 
 // Scheme knows every type the operator reads and writes.
@@ -63,7 +64,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	var fgaOpts []fgaclient.Option
 	if c.OpenFGAKeyFile != "" {
-		key, err := fgaclient.ReadKeyFile(c.OpenFGAKeyFile)
+		key, err := keyfile.Read(c.OpenFGAKeyFile)
 		if err != nil {
 			return err
 		}

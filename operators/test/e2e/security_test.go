@@ -19,6 +19,7 @@ import (
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/apis/fga"
 	"github.com/meshplane/meshplane/operators/fgaclient"
+	"github.com/meshplane/meshplane/sdk/keyfile"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
@@ -35,7 +36,7 @@ func fgaFor(t *testing.T) *fgaclient.Client {
 	var opts []fgaclient.Option
 	if keyFile := os.Getenv("OPENFGA_PRESHARED_KEY_FILE"); sec.fga == nil && keyFile != "" {
 		// An external platform's OpenFGA takes only its preshared key.
-		key, err := fgaclient.ReadKeyFile(keyFile)
+		key, err := keyfile.Read(keyFile)
 		if err != nil {
 			t.Fatal(err)
 		}

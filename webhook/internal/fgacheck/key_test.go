@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meshplane/meshplane/operators/fgaclient"
+	"github.com/meshplane/meshplane/sdk/keyfile"
 	"github.com/meshplane/meshplane/sdk/testing/openfga"
 	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
 )
@@ -45,13 +46,13 @@ func TestPresharedKey(t *testing.T) {
 	if err := os.WriteFile(file, []byte(key+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fgacheck.ReadKeyFile(file); err == nil {
+	if _, err := keyfile.Read(file); err == nil {
 		t.Error("a key file readable by others was accepted")
 	}
 	if err := os.Chmod(file, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := fgacheck.ReadKeyFile(file); err != nil || got != key {
-		t.Errorf("ReadKeyFile = %q, %v", got, err)
+	if got, err := keyfile.Read(file); err != nil || got != key {
+		t.Errorf("keyfile.Read = %q, %v", got, err)
 	}
 }

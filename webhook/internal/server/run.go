@@ -21,6 +21,7 @@ import (
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/providers/manager"
+	"github.com/meshplane/meshplane/sdk/keyfile"
 	"github.com/meshplane/meshplane/webhook/internal/clusters"
 	"github.com/meshplane/meshplane/webhook/internal/decision"
 	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
@@ -33,7 +34,7 @@ import (
 func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	var fgaOpts []fgacheck.Option
 	if c.OpenFGAKeyFile != "" {
-		key, err := fgacheck.ReadKeyFile(c.OpenFGAKeyFile)
+		key, err := keyfile.Read(c.OpenFGAKeyFile)
 		if err != nil {
 			return err
 		}
