@@ -41,7 +41,8 @@ build:
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
 ## <ROOT_DIR>/platform.env appears once everything is ready; SHARDS=2 adds shard b and the front
-## proxy (platform.env: FRONT_PROXY_URL, KUBECONFIG on the proxy; docs/sharding.md); EXAMPLES=mongodb,postgres
+## proxy (platform.env: FRONT_PROXY_URL, KUBECONFIG on the proxy, SHARD_NAMES, SHARD_<NAME>_URL;
+## docs/sharding.md); SHARDS=3 or 4 add shards c and d on PORT_BASE+20..+25 (range ..+29); EXAMPLES=mongodb,postgres
 ## also starts the example providers (docs/examples.md); AUTHENTICATION_CONFIG=<file> hands the core an
 ## AuthenticationConfiguration (OIDC/JWT issuers, docs/core.md)
 run: build

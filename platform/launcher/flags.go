@@ -15,7 +15,7 @@ func ParseFlags(args []string) (Config, error) {
 	c := Config{}
 	fs := flag.NewFlagSet("meshplane-platform", flag.ContinueOnError)
 	fs.StringVar(&c.RootDir, "root-directory", ".meshplane", "Directory for all of the platform's state.")
-	fs.IntVar(&c.Ports.Base, "port-base", DefaultPortBase, fmt.Sprintf("First of the %d ports the platform may open (the core's secure port).", PortRange))
+	fs.IntVar(&c.Ports.Base, "port-base", DefaultPortBase, fmt.Sprintf("First of the %d ports the platform may open (the core's secure port; %d with --shards 3 or 4).", PortRange, ExtendedPortRange))
 	fs.StringVar(&c.BinDir, "bin-dir", "", "Directory holding the platform's binaries (default: the launcher's own directory).")
 	fs.BoolVar(&c.DemoUsers, "demo-users", true, "Create the demo users alice and bob (local runs only).")
 	fs.StringVar(&c.ExternalOpenFGA, "openfga-url", "", "HTTP API of an external OpenFGA (production: one backed by PostgreSQL); default: start OpenFGA with a SQLite store in the root directory.")
@@ -29,7 +29,7 @@ func ParseFlags(args []string) (Config, error) {
 	coreArgs := fs.String("core-args", "", "Extra arguments for `meshplane start`, separated by spaces.")
 	mountHosts := fs.String("mount-allowed-hosts", os.Getenv("MOUNT_ALLOWED_HOSTS"), "Every shard's --mount-allowed-hosts, comma separated: where mounted workspaces may point, e.g. 127.0.0.1:9443 for kubecluster-mounts next to the platform (default $MOUNT_ALLOWED_HOSTS; none: mounts reach nothing).")
 	examples := fs.String("examples", os.Getenv("EXAMPLES"), "Example providers to run too, comma-separated: "+strings.Join(Examples, ", ")+" (default $EXAMPLES; none by default).")
-	fs.IntVar(&c.Shards, "shards", 1, fmt.Sprintf("Core shards to run, 1 or %d: a second shard (b) comes with the front proxy, on the range's offsets 16..19, and platform.env's KUBECONFIG is then the proxy's.", MaxShards))
+	fs.IntVar(&c.Shards, "shards", 1, fmt.Sprintf("Core shards to run, 1 to %d: a second shard (b) comes with the front proxy, on the range's offsets 16..19, and platform.env's KUBECONFIG is then the proxy's; shards c and d (3, 4) widen the range to PORT_BASE+%d.", MaxShards, ExtendedPortRange-1))
 	fs.StringVar(&c.ExamplesDir, "examples-dir", "", "Directory of the examples' manifests (default: ../examples from the bin directory).")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -90,9 +90,10 @@ func ParseFlags(args []string) (Config, error) {
 	if c.OperatorTokenRefresh < 0 || c.OperatorTokenRefresh >= c.OperatorTokenTTL {
 		return c, fmt.Errorf("--operator-token-refresh %s must be below --operator-token-ttl %s", c.OperatorTokenRefresh, c.OperatorTokenTTL)
 	}
-	if c.Shards < 1 || c.Shards > MaxShards {
-		return c, fmt.Errorf("--shards %d: a platform runs 1 or %d shards", c.Shards, MaxShards)
+	if err := checkShards(c.Shards); err != nil {
+		return c, err
 	}
+	c.Ports.Shards = c.Shards
 	return c, c.Ports.Validate()
 }
 

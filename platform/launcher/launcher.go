@@ -59,9 +59,9 @@ type Config struct {
 	// (--openfga-preshared-key-file); the launcher's own OpenFGA gets a key
 	// it makes in the root directory.
 	ExternalOpenFGAKeyFile string
-	// Shards is how many core shards to run (1 or 2): a second one, shard
-	// b, comes with the front proxy, and the platform's KUBECONFIG is the
-	// proxy's.
+	// Shards is how many core shards to run (1 to MaxShards): shard b
+	// comes with the front proxy, and the platform's KUBECONFIG is then the
+	// proxy's; shards c and d widen the port range (ExtendedPortRange).
 	Shards int
 	// OperatorTokenTTL is the lifetime of the account-operator's token (0:
 	// DefaultOperatorTokenTTL); OperatorTokenRefresh the age at which the
@@ -196,14 +196,15 @@ func (c *Config) prepare() error {
 	if c.StopGrace <= 0 {
 		c.StopGrace = time.Minute
 	}
-	if err := c.Ports.Validate(); err != nil {
-		return err
-	}
 	if c.Shards == 0 {
 		c.Shards = 1
 	}
-	if c.Shards < 1 || c.Shards > MaxShards {
-		return fmt.Errorf("--shards %d: a platform runs 1 or %d shards", c.Shards, MaxShards)
+	if err := checkShards(c.Shards); err != nil {
+		return err
+	}
+	c.Ports.Shards = c.Shards
+	if err := c.Ports.Validate(); err != nil {
+		return err
 	}
 	root, err := filepath.Abs(c.RootDir)
 	if err != nil {

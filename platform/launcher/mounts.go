@@ -13,7 +13,7 @@ import (
 // platform's whole port range is reserved too, so even a range such as
 // 127.0.0.0/8 leaves those services out unless one is named with its port.
 func mountArgs(c *Config) []string {
-	args := []string{"--mount-reserved-addresses", fmt.Sprintf("127.0.0.1:%d-%d", c.Ports.Base, c.Ports.Base+PortRange-1)}
+	args := []string{"--mount-reserved-addresses", fmt.Sprintf("127.0.0.1:%d-%d", c.Ports.Base, c.Ports.Last())}
 	if len(c.MountAllowedHosts) > 0 {
 		args = append(args, "--mount-allowed-hosts", strings.Join(c.MountAllowedHosts, ","))
 	}

@@ -6,15 +6,36 @@ import (
 	"strconv"
 )
 
-// PortRange is how many ports, from the base, one platform may open.
+// PortRange is how many ports, from the base, a platform of one or two
+// shards may open.
 const PortRange = 20
+
+// ExtendedPortRange is how many ports a platform of three or four shards
+// may open: PortRange and an extension, PORT_BASE+20..+29, holding shards
+// c (20..22) and d (23..25); 26..29 stay free.
+const ExtendedPortRange = 30
+
+// Span is how many ports, from the base, a platform of shards shards opens.
+func Span(shards int) int {
+	if shards > 2 {
+		return ExtendedPortRange
+	}
+	return PortRange
+}
 
 // DefaultPortBase keeps the core on kcp's port, 6443.
 const DefaultPortBase = 6443
 
 // Ports is the fixed layout of the ports a platform opens, as offsets from
 // one base, so copies started with different bases never collide.
-type Ports struct{ Base int }
+// Shards (0 meaning 1) sets the range's length (Span).
+type Ports struct {
+	Base   int
+	Shards int
+}
+
+// Last is the range's last port.
+func (p Ports) Last() int { return p.Base + Span(p.Shards) - 1 }
 
 // The offsets. Components that come later take the next free ones; every
 // offset stays below PortRange.
@@ -48,8 +69,8 @@ func (p Ports) GraphQL() int { return p.Base + offsetGraphQL }
 
 // Validate checks that the whole range is a valid port range.
 func (p Ports) Validate() error {
-	if p.Base < 1024 || p.Base+PortRange-1 > 65535 {
-		return fmt.Errorf("port base %d: the platform needs ports %d..%d, which must lie in 1024..65535", p.Base, p.Base, p.Base+PortRange-1)
+	if p.Base < 1024 || p.Last() > 65535 {
+		return fmt.Errorf("port base %d: the platform needs ports %d..%d, which must lie in 1024..65535", p.Base, p.Base, p.Last())
 	}
 	return nil
 }
@@ -58,10 +79,10 @@ func (p Ports) Validate() error {
 // the loopback address, so a second copy started on the same base fails
 // with a clear message before anything starts.
 func (p Ports) CheckFree() error {
-	for port := p.Base; port < p.Base+PortRange; port++ {
+	for port := p.Base; port <= p.Last(); port++ {
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			return fmt.Errorf("port %d (of the platform's range %d..%d) is in use: choose another PORT_BASE or stop what holds it: %w", port, p.Base, p.Base+PortRange-1, err)
+			return fmt.Errorf("port %d (of the platform's range %d..%d) is in use: choose another PORT_BASE or stop what holds it: %w", port, p.Base, p.Last(), err)
 		}
 		l.Close()
 	}
