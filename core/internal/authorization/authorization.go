@@ -75,7 +75,7 @@ func New(stored rbac.RuleSource, workspaces Workspaces, hook Webhook, layers ...
 		rbacUnion,
 	}
 	if webhook != nil {
-		chain = append(chain, webhook)
+		chain = append(chain, quietNoOpinion{webhook})
 	}
 	plain := union.New(chain...)
 	// Virtual workspaces decide first, for everybody, system:masters
@@ -179,8 +179,53 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 		if d, reason, err := w.webhook.Authorize(ctx, a); d == authorizer.DecisionAllow {
 			return d, reason, err
 		}
+		// A member who may read in the workspace (discovery, as the
+		// webhook grants it to members) is told what was refused, not
+		// that the workspace is closed to him.
+		if a.IsResourceRequest() || a.GetPath() != "/api" {
+			reads := authorizer.AttributesRecord{User: a.GetUser(), Verb: "get", Path: "/api"}
+			if d, _, _ := w.webhook.Authorize(ctx, reads); d == authorizer.DecisionAllow {
+				return authorizer.DecisionDeny, fmt.Sprintf("%s in workspace %s denied", describe(a), path), nil
+			}
+		}
 	}
 	return authorizer.DecisionDeny, fmt.Sprintf("access to workspace %s denied", path), nil
+}
+
+// describe says what a request asks for: verb and resource (or path).
+func describe(a authorizer.Attributes) string {
+	if !a.IsResourceRequest() {
+		return a.GetVerb() + " " + a.GetPath()
+	}
+	what := a.GetResource()
+	if a.GetSubresource() != "" {
+		what += "/" + a.GetSubresource()
+	}
+	if a.GetAPIGroup() != "" {
+		what += "." + a.GetAPIGroup()
+	}
+	if a.GetName() != "" {
+		what += " " + a.GetName()
+	}
+	if a.GetNamespace() != "" {
+		what += " in namespace " + a.GetNamespace()
+	}
+	return a.GetVerb() + " " + what
+}
+
+// quietNoOpinion drops the reasons of a webhook that has no opinion: they
+// describe its internals (which logical clusters it serves), not the
+// request, and would end every refusal the webhook does not decide.
+type quietNoOpinion struct {
+	authorizer.Authorizer
+}
+
+func (q quietNoOpinion) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	d, reason, err := q.Authorizer.Authorize(ctx, a)
+	if d == authorizer.DecisionNoOpinion {
+		reason = ""
+	}
+	return d, reason, err
 }
 
 // systemAdmin reports whether the request comes from the system's own
