@@ -93,7 +93,40 @@ func New(stored rbac.RuleSource, workspaces Workspaces, hook Webhook, layers ...
 	if hook.Rules != nil {
 		resolvers = append(resolvers, hook.Rules)
 	}
-	return full, union.NewRuleResolvers(resolvers...)
+	return full, distinctRules{union.NewRuleResolvers(resolvers...)}
+}
+
+// distinctRules lists each rule once: the bootstrap policy, a cluster's
+// RBAC and the webhook grant the same rules (discovery URLs above all),
+// which a SelfSubjectRulesReview (kubectl auth can-i --list) would repeat.
+type distinctRules struct {
+	authorizer.RuleResolver
+}
+
+func (d distinctRules) RulesFor(ctx context.Context, u user.Info, namespace string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
+	res, nonRes, incomplete, err := d.RuleResolver.RulesFor(ctx, u, namespace)
+	seen := map[string]bool{}
+	keptRes := res[:0:0]
+	for _, r := range res {
+		key := fmt.Sprint("r", r.GetVerbs(), r.GetAPIGroups(), r.GetResources(), r.GetResourceNames())
+		if !seen[key] {
+			seen[key] = true
+			keptRes = append(keptRes, r)
+		}
+	}
+	// Non-resource rules overlap URL by URL (one lists /healthz and /livez,
+	// another /healthz alone): each URL is kept once per set of verbs.
+	keptNonRes := nonRes[:0:0]
+	for _, r := range nonRes {
+		for _, url := range r.GetNonResourceURLs() {
+			key := fmt.Sprint("n", r.GetVerbs(), url)
+			if !seen[key] {
+				seen[key] = true
+				keptNonRes = append(keptNonRes, &authorizer.DefaultNonResourceRuleInfo{Verbs: r.GetVerbs(), NonResourceURLs: []string{url}})
+			}
+		}
+	}
+	return keptRes, keptNonRes, incomplete, err
 }
 
 // denyWildcard refuses the wildcard cluster to everybody that got this
