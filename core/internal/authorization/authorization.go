@@ -75,7 +75,7 @@ func New(stored rbac.RuleSource, workspaces Workspaces, hook Webhook, layers ...
 		rbacUnion,
 	}
 	if webhook != nil {
-		chain = append(chain, webhook)
+		chain = append(chain, quietNoOpinion{webhook})
 	}
 	plain := union.New(chain...)
 	// Virtual workspaces decide first, for everybody, system:masters
@@ -93,7 +93,40 @@ func New(stored rbac.RuleSource, workspaces Workspaces, hook Webhook, layers ...
 	if hook.Rules != nil {
 		resolvers = append(resolvers, hook.Rules)
 	}
-	return full, union.NewRuleResolvers(resolvers...)
+	return full, distinctRules{union.NewRuleResolvers(resolvers...)}
+}
+
+// distinctRules lists each rule once: the bootstrap policy, a cluster's
+// RBAC and the webhook grant the same rules (discovery URLs above all),
+// which a SelfSubjectRulesReview (kubectl auth can-i --list) would repeat.
+type distinctRules struct {
+	authorizer.RuleResolver
+}
+
+func (d distinctRules) RulesFor(ctx context.Context, u user.Info, namespace string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
+	res, nonRes, incomplete, err := d.RuleResolver.RulesFor(ctx, u, namespace)
+	seen := map[string]bool{}
+	keptRes := res[:0:0]
+	for _, r := range res {
+		key := fmt.Sprint("r", r.GetVerbs(), r.GetAPIGroups(), r.GetResources(), r.GetResourceNames())
+		if !seen[key] {
+			seen[key] = true
+			keptRes = append(keptRes, r)
+		}
+	}
+	// Non-resource rules overlap URL by URL (one lists /healthz and /livez,
+	// another /healthz alone): each URL is kept once per set of verbs.
+	keptNonRes := nonRes[:0:0]
+	for _, r := range nonRes {
+		for _, url := range r.GetNonResourceURLs() {
+			key := fmt.Sprint("n", r.GetVerbs(), url)
+			if !seen[key] {
+				seen[key] = true
+				keptNonRes = append(keptNonRes, &authorizer.DefaultNonResourceRuleInfo{Verbs: r.GetVerbs(), NonResourceURLs: []string{url}})
+			}
+		}
+	}
+	return keptRes, keptNonRes, incomplete, err
 }
 
 // denyWildcard refuses the wildcard cluster to everybody that got this
@@ -179,8 +212,53 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 		if d, reason, err := w.webhook.Authorize(ctx, a); d == authorizer.DecisionAllow {
 			return d, reason, err
 		}
+		// A member who may read in the workspace (discovery, as the
+		// webhook grants it to members) is told what was refused, not
+		// that the workspace is closed to him.
+		if a.IsResourceRequest() || a.GetPath() != "/api" {
+			reads := authorizer.AttributesRecord{User: a.GetUser(), Verb: "get", Path: "/api"}
+			if d, _, _ := w.webhook.Authorize(ctx, reads); d == authorizer.DecisionAllow {
+				return authorizer.DecisionDeny, fmt.Sprintf("%s in workspace %s denied", describe(a), path), nil
+			}
+		}
 	}
 	return authorizer.DecisionDeny, fmt.Sprintf("access to workspace %s denied", path), nil
+}
+
+// describe says what a request asks for: verb and resource (or path).
+func describe(a authorizer.Attributes) string {
+	if !a.IsResourceRequest() {
+		return a.GetVerb() + " " + a.GetPath()
+	}
+	what := a.GetResource()
+	if a.GetSubresource() != "" {
+		what += "/" + a.GetSubresource()
+	}
+	if a.GetAPIGroup() != "" {
+		what += "." + a.GetAPIGroup()
+	}
+	if a.GetName() != "" {
+		what += " " + a.GetName()
+	}
+	if a.GetNamespace() != "" {
+		what += " in namespace " + a.GetNamespace()
+	}
+	return a.GetVerb() + " " + what
+}
+
+// quietNoOpinion drops the reasons of a webhook that has no opinion: they
+// describe its internals (which logical clusters it serves), not the
+// request, and would end every refusal the webhook does not decide.
+type quietNoOpinion struct {
+	authorizer.Authorizer
+}
+
+func (q quietNoOpinion) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	d, reason, err := q.Authorizer.Authorize(ctx, a)
+	if d == authorizer.DecisionNoOpinion {
+		reason = ""
+	}
+	return d, reason, err
 }
 
 // systemAdmin reports whether the request comes from the system's own

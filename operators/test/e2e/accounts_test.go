@@ -156,24 +156,20 @@ func TestOrganizationAndAccount(t *testing.T) {
 	waitGone(t, s.KubectlFor("root:orgs:acme:team-a"), "workspace root:orgs:acme:team-a", "get", "accountinfo", "account")
 }
 
-// TestFailureShowsOnAccount: an account created where no organization is
-// (directly in root:orgs) says why it waits, on the Account itself.
-func TestFailureShowsOnAccount(t *testing.T) {
+// TestAccountPlacementRefused: an Account of type account created directly
+// in root:orgs (where only organizations live) is refused at admission with
+// the rule in the message; it used to be admitted and wait forever.
+func TestAccountPlacementRefused(t *testing.T) {
 	s := platform(t)
 	alice := s.KubectlAsUser(t, "alice", "root:orgs")
 	name := framework.UniqueName("stray")
-	alice.RunStdin(t, accountYAML(name, "account", "alice"), "create", "-f", "-")
-	t.Cleanup(func() { s.KubectlFor("root:orgs").RunErr(t, "delete", "account", name, "--wait=false") })
-	framework.Eventually(t, readyTimeout, 500*time.Millisecond, "the WorkspaceCreated condition to explain the wait", func() (bool, string) {
-		got, err := jsonpath(t, alice, `{.status.conditions[?(@.type=="WorkspaceCreated")].reason}: {.status.conditions[?(@.type=="WorkspaceCreated")].message}`, "get", "account", name)
-		if err != nil {
-			return false, err.Error()
-		}
-		return strings.HasPrefix(got, "Pending: ") && strings.Contains(got, "AccountInfo"), got
-	})
-	ready, _ := jsonpath(t, alice, `{.status.conditions[?(@.type=="Ready")].status}`, "get", "account", name)
-	if ready != "False" {
-		t.Errorf("Ready = %q, want False", ready)
+	_, errOut, err := alice.RunStdinErr(t, accountYAML(name, "account", "alice"), "create", "-f", "-")
+	if err == nil {
+		t.Cleanup(func() { s.KubectlFor("root:orgs").RunErr(t, "delete", "account", name, "--wait=false") })
+	}
+	want := "only organizations (type org) live here"
+	if err == nil || !strings.Contains(errOut, want) {
+		t.Errorf("creating Account %s of type account in root:orgs: err %v, stderr %q; want it refused with %q", name, err, errOut, want)
 	}
 }
 

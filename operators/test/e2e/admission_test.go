@@ -31,7 +31,7 @@ func TestAccountAdmission(t *testing.T) {
 	for _, tc := range []struct{ name, typ, want string }{
 		{"ab", "org", "organization name ab is too short: at least 3 characters"},
 		{"admin", "org", "account name admin is reserved"},
-		{"www", "account", "account name www is reserved"},
+		{"www", "org", "account name www is reserved"},
 	} {
 		_, errOut, err := bob.RunStdinErr(t, accountYAML(tc.name, tc.typ, "bob"), "create", "-f", "-")
 		if err == nil || !strings.Contains(errOut, tc.want) {

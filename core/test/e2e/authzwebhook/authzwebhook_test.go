@@ -234,6 +234,14 @@ func TestRules(t *testing.T) {
 	for _, want := range []string{"secrets", "[get list]", "configmaps", "[get]"} {
 		framework.RequireContains(t, out, want, "kubectl auth can-i --list as bob (webhook and RBAC rules)")
 	}
+	// Each rule once, though several authorizers grant the same (issue 23).
+	lines := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if lines[l] {
+			t.Errorf("kubectl auth can-i --list as bob repeats %q:\n%s", l, out)
+		}
+		lines[l] = true
+	}
 	var asked bool
 	for _, r := range hook.reviews() {
 		if r.Spec.User == "bob" && r.Spec.ResourceAttributes != nil && r.Spec.ResourceAttributes.Namespace == ns &&
