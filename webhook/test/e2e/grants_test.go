@@ -16,6 +16,7 @@ import (
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/apis/fga"
 	"github.com/meshplane/meshplane/operators/fgaclient"
+	"github.com/meshplane/meshplane/sdk/keyfile"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
@@ -106,7 +107,11 @@ func TestRoleAssignments(t *testing.T) {
 	p.eventually(t, "alice to create a namespace in grantorg", true, "alice", org, "create", "namespace", "apps")
 	p.must(t, "alice", org, "", "create", "configmap", "cfg", "-n", "apps", "--from-literal=k=v")
 
-	f, err := fgaclient.New(p.env["OPENFGA_URL"])
+	key, err := keyfile.Read(p.env["OPENFGA_PRESHARED_KEY_FILE"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fgaclient.New(p.env["OPENFGA_URL"], fgaclient.WithPresharedKey(key))
 	if err != nil {
 		t.Fatal(err)
 	}
