@@ -213,9 +213,11 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 			return d, reason, err
 		}
 		// A member who may read in the workspace (discovery, as the
-		// webhook grants it to members) is told what was refused, not
-		// that the workspace is closed to him.
-		if a.IsResourceRequest() || a.GetPath() != "/api" {
+		// webhook grants it to members) is told which write was refused,
+		// not that the workspace is closed to him. Reads are not probed:
+		// the probe's answer is cached, and a refused read is how a user
+		// waits for a grant (a cached refusal of /api would outlive it).
+		if !a.IsReadOnly() {
 			reads := authorizer.AttributesRecord{User: a.GetUser(), Verb: "get", Path: "/api"}
 			if d, _, _ := w.webhook.Authorize(ctx, reads); d == authorizer.DecisionAllow {
 				return authorizer.DecisionDeny, fmt.Sprintf("%s in workspace %s denied", describe(a), path), nil

@@ -347,21 +347,22 @@ func TestLongOrganizationNameRefused(t *testing.T) {
 		name := framework.UniqueName(prefix)
 		return name + strings.Repeat("a", n-len(name))
 	}
-	for _, tc := range []struct {
-		name, typ, want string
-	}{
-		{pad("long", 100), "org", "at most 55"},
-		{pad("long", 56), "org", "at most 55"},
-		{pad("long", 64), "account", "at most 63"},
-		{"dotted.name", "account", "is not a workspace name"},
-	} {
-		_, errOut, err := bob.RunStdinErr(t, accountYAML(tc.name, tc.typ, "bob"), "create", "-f", "-", "--dry-run=server")
-		if err == nil || !strings.Contains(errOut, tc.want) {
-			t.Errorf("creating %s Account of %d characters: err %v, stderr %q; want it refused with %q", tc.typ, len(tc.name), err, errOut, tc.want)
+	refused := func(k *framework.Kubectl, name, typ, want string) {
+		t.Helper()
+		_, errOut, err := k.RunStdinErr(t, accountYAML(name, typ, "bob"), "create", "-f", "-", "--dry-run=server")
+		if err == nil || !strings.Contains(errOut, want) {
+			t.Errorf("creating %s Account of %d characters: err %v, stderr %q; want it refused with %q", typ, len(name), err, errOut, want)
 		}
 	}
+	refused(bob, pad("long", 100), "org", "at most 55")
+	refused(bob, pad("long", 56), "org", "at most 55")
 	name := pad("long", 55)
 	bob.RunStdin(t, accountYAML(name, "org", "bob"), "create", "-f", "-")
 	t.Cleanup(func() { _, _, _ = s.KubectlFor("root:orgs").RunErr(t, "delete", "account", name, "--wait=false") })
 	waitAccountReady(t, bob, name)
+	// Accounts live inside an organization (an account in root:orgs is
+	// refused for its placement first).
+	inOrg := s.KubectlAsUser(t, "bob", "root:orgs:"+name)
+	refused(inOrg, pad("long", 64), "account", "at most 63")
+	refused(inOrg, "dotted.name", "account", "is not a workspace name")
 }
