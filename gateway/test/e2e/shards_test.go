@@ -1,12 +1,8 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +39,7 @@ func TestShardedGateway(t *testing.T) {
 	// A subscription on shard b, over server-sent events.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	waitEvent(t, sh.Via, onB.Path, "sse-b", subscribeSSE(ctx, t, cb))
+	waitEvent(t, sh.Via, onB.Path, "sse-b", sseSubscribe(t, ctx, cb, configMapsSubscription))
 
 	// A CRD in the workspace on b is in its schema within seconds (the
 	// fallback re-check is 5 minutes away): the gateway watches b's CRDs.
@@ -63,7 +59,7 @@ func TestShardedGateway(t *testing.T) {
 	sh.Via.KubectlFor(onC.Path).Run(t, "create", "configmap", "on-c", "-n", "default")
 	cc := client{url: url + "/api/clusters/" + onC.Path + "/graphql", token: alice}
 	waitConfigMap(t, cc, "on-c")
-	waitEvent(t, sh.Via, onC.Path, "sse-c", subscribeSSE(ctx, t, cc))
+	waitEvent(t, sh.Via, onC.Path, "sse-c", sseSubscribe(t, ctx, cc, configMapsSubscription))
 	waitSchemaType(t, sh.Via, cc, onC.Path, "sprockets", "Sprocket")
 
 	// Shard c is lost: its workspace answers an error, b's still works.
@@ -140,35 +136,6 @@ func waitConfigMap(t *testing.T, c client, name string) {
 	})
 }
 
-// subscribeSSE subscribes to c's configmaps over server-sent events and
-// returns the events' data lines.
-func subscribeSSE(ctx context.Context, t *testing.T, c client) <-chan string {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": `subscription { v1_configmaps(namespace: "default") { type object { metadata { name } data } } }`})
-	req, _ := http.NewRequestWithContext(ctx, "POST", c.url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	framework.RequireEqual(t, resp.StatusCode, 200, "SSE status")
-	got := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				got <- d
-			}
-		}
-		close(got)
-	}()
-	return got
-}
-
 // waitSchemaType creates a CRD in workspace ws and waits until its kind is
 // a type of the workspace's schema.
 func waitSchemaType(t *testing.T, s *framework.Server, c client, ws, plural, kind string) {
@@ -185,3 +152,6 @@ func waitSchemaType(t *testing.T, s *framework.Server, c client, ws, plural, kin
 	})
 	t.Logf("%s in the schema of %s %v after its CRD was applied", kind, ws, time.Since(start).Round(10*time.Millisecond))
 }
+
+// configMapsSubscription subscribes to the configmaps of namespace default.
+const configMapsSubscription = `subscription { v1_configmaps(namespace: "default") { type object { metadata { name } data } } }`

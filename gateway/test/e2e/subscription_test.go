@@ -82,28 +82,7 @@ func TestSubscriptionSSE(t *testing.T) {
 	if len(plain.Errors) == 0 || !strings.Contains(plain.Errors[0].Message, "needs a stream") {
 		t.Fatalf("a subscription over a plain POST: want an error that it needs a stream, got %s", plain)
 	}
-	body, _ := json.Marshal(map[string]any{"query": docBlock(t, "graphql-subscription")})
-	req, _ := http.NewRequestWithContext(ctx, "POST", c.url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	framework.RequireEqual(t, resp.StatusCode, 200, "SSE status")
-	got := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				got <- d
-			}
-		}
-		close(got)
-	}()
+	got := sseSubscribe(t, ctx, c, docBlock(t, "graphql-subscription"))
 	waitEvent(t, s, ws.Path, "sse", got)
 }
 
