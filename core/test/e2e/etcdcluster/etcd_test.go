@@ -108,14 +108,21 @@ func startCluster(t *testing.T) ([]*member, *pki.CA, pki.Pair) {
 	return members, ca, client
 }
 
-func TestExternalEtcdCluster(t *testing.T) {
-	members, ca, client := startCluster(t)
+// startCore starts a core on the cluster's members, with the client
+// certificate.
+func startCore(t *testing.T, members []*member, ca *pki.CA, client pki.Pair) *framework.Server {
+	t.Helper()
 	var endpoints []string
 	for _, m := range members {
 		endpoints = append(endpoints, m.clientURL)
 	}
-	s := framework.StartServer(t, framework.WithExtraArgs("--etcd-servers", strings.Join(endpoints, ","),
+	return framework.StartServer(t, framework.WithExtraArgs("--etcd-servers", strings.Join(endpoints, ","),
 		"--etcd-cafile", ca.CertFile, "--etcd-certfile", client.CertFile, "--etcd-keyfile", client.KeyFile))
+}
+
+func TestExternalEtcdCluster(t *testing.T) {
+	members, ca, client := startCluster(t)
+	s := startCore(t, members, ca, client)
 	org := s.CreateOrg(t, "etcd")
 	cs, err := kubernetes.NewForConfig(s.RESTConfig(t, org.Path))
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,12 +36,7 @@ const maxWritesPerWriter = 2000
 // is printed, not asserted on.
 func TestEtcdMemberKilledUnderLoad(t *testing.T) {
 	members, ca, client := startCluster(t)
-	var endpoints []string
-	for _, m := range members {
-		endpoints = append(endpoints, m.clientURL)
-	}
-	s := framework.StartServer(t, framework.WithExtraArgs("--etcd-servers", strings.Join(endpoints, ","),
-		"--etcd-cafile", ca.CertFile, "--etcd-certfile", client.CertFile, "--etcd-keyfile", client.KeyFile))
+	s := startCore(t, members, ca, client)
 	org := s.CreateOrg(t, "etcdkill")
 	cs, err := kubernetes.NewForConfig(s.RESTConfig(t, org.Path))
 	if err != nil {

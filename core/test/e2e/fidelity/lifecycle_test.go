@@ -18,14 +18,7 @@ func TestLifecycleVirtualWorkspacesDiscovery(t *testing.T) {
 	s := server(t)
 	name := framework.UniqueName("lcdisc")
 	wt := s.CreateWorkspaceType(t, name, true, true)
-	root := s.KubectlFor("root")
-	root.RunStdin(t, `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: `+name+`-lifecycle}
-rules: [{apiGroups: [tenancy.kcp.io], resources: [workspacetypes], resourceNames: [`+name+`], verbs: [initialize, terminate]}]
-`, "apply", "-f", "-")
-	root.Run(t, "create", "clusterrolebinding", name+"-carol", "--clusterrole="+name+"-lifecycle", "--user=carol")
-	t.Cleanup(func() { _, _, _ = root.RunErr(t, "delete", "clusterrolebinding", name+"-carol") })
+	grantLifecycle(t, s, name, "carol")
 	carol, bob := s.UserToken(t, "carol"), s.UserToken(t, "bob")
 	for _, typ := range []tenancyv1alpha1.VirtualWorkspaceType{tenancyv1alpha1.VirtualWorkspaceTypeInitializing, tenancyv1alpha1.VirtualWorkspaceTypeTerminating} {
 		base := framework.VirtualWorkspaceURL(wt, typ) + "/clusters/*"
@@ -48,4 +41,18 @@ rules: [{apiGroups: [tenancy.kcp.io], resources: [workspacetypes], resourceNames
 		out := k.Run(t, "api-resources", "--no-headers", "-o", "name")
 		framework.RequireContains(t, out, "logicalclusters.core.kcp.io", string(typ)+" virtual workspace: kubectl api-resources on the wildcard")
 	}
+}
+
+// grantLifecycle lets user initialize and terminate the workspace type
+// name (in root), for the test's lifetime.
+func grantLifecycle(t *testing.T, s *framework.Server, name, user string) {
+	t.Helper()
+	root := s.KubectlFor("root")
+	root.RunStdin(t, `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: `+name+`-lifecycle}
+rules: [{apiGroups: [tenancy.kcp.io], resources: [workspacetypes], resourceNames: [`+name+`], verbs: [initialize, terminate]}]
+`, "apply", "-f", "-")
+	root.Run(t, "create", "clusterrolebinding", name+"-"+user, "--clusterrole="+name+"-lifecycle", "--user="+user)
+	t.Cleanup(func() { _, _, _ = root.RunErr(t, "delete", "clusterrolebinding", name+"-"+user) })
 }

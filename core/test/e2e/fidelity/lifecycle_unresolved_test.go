@@ -21,14 +21,7 @@ func TestLifecycleVirtualWorkspacesWithoutCluster(t *testing.T) {
 	s := server(t)
 	name := framework.UniqueName("lcbare")
 	wt := s.CreateWorkspaceType(t, name, true, true)
-	root := s.KubectlFor("root")
-	root.RunStdin(t, `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: `+name+`-lifecycle}
-rules: [{apiGroups: [tenancy.kcp.io], resources: [workspacetypes], resourceNames: [`+name+`], verbs: [initialize, terminate]}]
-`, "apply", "-f", "-")
-	root.Run(t, "create", "clusterrolebinding", name+"-carol", "--clusterrole="+name+"-lifecycle", "--user=carol")
-	t.Cleanup(func() { _, _, _ = root.RunErr(t, "delete", "clusterrolebinding", name+"-carol") })
+	grantLifecycle(t, s, name, "carol")
 	carol, admin := s.UserToken(t, "carol"), s.AdminToken(t)
 	for _, typ := range []tenancyv1alpha1.VirtualWorkspaceType{tenancyv1alpha1.VirtualWorkspaceTypeInitializing, tenancyv1alpha1.VirtualWorkspaceTypeTerminating} {
 		base := framework.VirtualWorkspaceURL(wt, typ)
