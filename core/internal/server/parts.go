@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"reflect"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	logicalclusteradmission "github.com/meshplane/meshplane/core/internal/admission/logicalcluster"
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
 	"github.com/meshplane/meshplane/core/internal/admission/permissionclaims"
+	"github.com/meshplane/meshplane/core/internal/admission/reservedcrdgroups"
 	"github.com/meshplane/meshplane/core/internal/admission/reservedmetadata"
 	workspaceadmission "github.com/meshplane/meshplane/core/internal/admission/workspace"
 	"github.com/meshplane/meshplane/core/internal/apiexport"
@@ -122,7 +124,12 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	p.admission = dynamic.WithReinvocation(admission.NewChainHandler(append([]admission.Interface{
 		namespaces,
 		workspaceadmission.New(p.types, p.index, p.authz),
-		apibindingadmission.New(sharding.Resolver(p.index.Resolve, p.sharding.shards), p.deepAcrossShards(authorization.NewBind(rbacSource(p.storage)))),
+		apibindingadmission.New(sharding.Resolver(p.index.Resolve, p.sharding.shards), p.deepAcrossShards(authorization.NewBind(rbacSource(p.storage))),
+			func(ctx context.Context, cluster, name string) bool {
+				_, err := p.exports.Export(ctx, cluster, name)
+				return err == nil
+			}),
+		reservedcrdgroups.New(),
 		reservedmetadata.New(p.index.Path),
 		apiexportvw.NewAdmission(p.exports),
 		logicalclusteradmission.New(),

@@ -22,18 +22,25 @@ import (
 // Resolver maps workspace paths to clusters.
 type Resolver func(path string) (string, bool)
 
+// ExportExists reports whether an APIExport exists in a cluster.
+type ExportExists func(ctx context.Context, cluster, name string) bool
+
 // Plugin is the admission plugin.
 type Plugin struct {
 	*admission.Handler
 	Resolve    Resolver
 	Authorizer authorizer.Authorizer
+	// Exists: an endpoint slice naming an export by path is refused when
+	// the export is not there, as kcp looks it up (a slice naming an
+	// export of its own workspace is not looked up, as in kcp).
+	Exists ExportExists
 }
 
 var _ admission.ValidationInterface = &Plugin{}
 
 // New returns the plugin.
-func New(resolve Resolver, authz authorizer.Authorizer) *Plugin {
-	return &Plugin{Handler: admission.NewHandler(admission.Create), Resolve: resolve, Authorizer: authz}
+func New(resolve Resolver, authz authorizer.Authorizer, exists ExportExists) *Plugin {
+	return &Plugin{Handler: admission.NewHandler(admission.Create), Resolve: resolve, Authorizer: authz, Exists: exists}
 }
 
 // Validate implements admission.ValidationInterface.
@@ -83,7 +90,7 @@ func (p *Plugin) validateSlice(ctx context.Context, a admission.Attributes) erro
 	forbidden := admission.NewForbidden(a, fmt.Errorf("unable to create APIExportEndpointSlice: no permission to bind to export %s", display))
 	exportCluster, _ := clusters.From(ctx)
 	if ref.Path != "" {
-		if exportCluster, ok = p.Resolve(ref.Path); !ok {
+		if exportCluster, ok = p.Resolve(ref.Path); !ok || !p.Exists(ctx, exportCluster, ref.Name) {
 			return forbidden
 		}
 	}

@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"testing"
+	"time"
 
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
@@ -59,4 +60,27 @@ spec:
   versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
 `, "apply", "-f", "-")
 	framework.RequireFails(t, out, stderr, err, "a CRD with an invalid group", "spec.group")
+}
+
+// TestReservedCRDGroups checks that a CRD in one of kcp's API groups is
+// refused with kcp's message, even for system:masters, while other groups of
+// the kcp.io domain (kcp's own mount fixtures use contrib.kcp.io) stay
+// open.
+func TestReservedCRDGroups(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	org := s.CreateOrg(t, "crdgroups")
+	ws := s.CreateWorkspaces(t, org.Path, "w")[0]
+	crd := func(group string) string { return framework.SchemalessCRD(group, "cowboys", "Cowboy") }
+	k := s.KubectlFor(ws.Path) // system:masters
+	for _, group := range []string{"apis.kcp.io", "tenancy.kcp.io", "core.kcp.io", "topology.kcp.io", "cache.kcp.io", "extra.apis.kcp.io"} {
+		out, stderr, err := k.RunStdinErr(t, crd(group), "create", "-f", "-")
+		framework.RequireFails(t, out, stderr, err, "a CRD in group "+group,
+			`customresourcedefinitions.apiextensions.k8s.io "cowboys.`+group+`" is forbidden: `+group+` is a reserved group`)
+	}
+	k.RunStdin(t, crd("contrib.kcp.io"), "create", "-f", "-")
+	framework.Eventually(t, 30*time.Second, 250*time.Millisecond, "cowboys.contrib.kcp.io to be served", func() (bool, string) {
+		_, stderr, err := k.RunErr(t, "get", "cowboys.contrib.kcp.io", "-A")
+		return err == nil, stderr
+	})
 }

@@ -53,7 +53,7 @@ spec: {identity: {secretRef: {namespace: default, name: identity1}}}
 // TestAPIExportEndpointSliceChecks checks kcp's rules for
 // APIExportEndpointSlices: creating one needs verb bind on the export
 // (refused with kcp's message otherwise, also for an export that does not
-// exist), and a slice naming a Partition that does not exist gets
+// exist, even for system:masters), and a slice naming a Partition that does not exist gets
 // PartitionValid False (PartitionInvalidReference) and no endpoints.
 func TestAPIExportEndpointSliceChecks(t *testing.T) {
 	t.Parallel()
@@ -83,7 +83,12 @@ func TestAPIExportEndpointSliceChecks(t *testing.T) {
 	framework.RequireFails(t, out, stderr, err, "bob creating an endpoint slice of an export that does not exist",
 		"unable to create APIExportEndpointSlice: no permission to bind to export "+provider.Path+":missing")
 
+	// An export looked up by path must exist, whoever asks (kcp looks it
+	// up before the bind check).
 	ok := s.KubectlFor(other.Path)
+	out, stderr, err = ok.RunStdinErr(t, slice("missing", provider.Path, "missing", ""), "create", "-f", "-")
+	framework.RequireFails(t, out, stderr, err, "system:masters creating an endpoint slice of an export that does not exist",
+		"unable to create APIExportEndpointSlice: no permission to bind to export "+provider.Path+":missing")
 	ok.RunStdin(t, slice("partitioned", provider.Path, "bind.example.com", "eu"), "create", "-f", "-")
 	slices := s.Dynamic(t, other.Path).Resource(framework.EndpointSliceGVR)
 	framework.Eventually(t, 30*time.Second, 250*time.Millisecond, "PartitionValid False on the slice naming a missing partition", func() (bool, string) {
