@@ -223,3 +223,27 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 
 // Established reports whether crd's Established condition is true.
 func Established(crd *apiextensionsv1.CustomResourceDefinition) bool { return established(crd) }
+
+// Own returns the CRDs created in cluster (not those bindings serve).
+func (i *Index) Own(cluster string) []*apiextensionsv1.CustomResourceDefinition {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(i.byCluster[cluster]))
+	for _, crd := range i.byCluster[cluster] {
+		out = append(out, crd)
+	}
+	return out
+}
+
+// BoundIn returns the resources each binding makes cluster serve.
+func (i *Index) BoundIn(cluster string) map[string][]*apiextensionsv1.CustomResourceDefinition {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	out := make(map[string][]*apiextensionsv1.CustomResourceDefinition, len(i.bound[cluster]))
+	for binding, m := range i.bound[cluster] {
+		for _, crd := range m {
+			out[binding] = append(out[binding], crd)
+		}
+	}
+	return out
+}

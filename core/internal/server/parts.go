@@ -20,6 +20,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	apibindingadmission "github.com/meshplane/meshplane/core/internal/admission/apibinding"
+	"github.com/meshplane/meshplane/core/internal/admission/crdnooverlap"
 	"github.com/meshplane/meshplane/core/internal/admission/dynamic"
 	logicalclusteradmission "github.com/meshplane/meshplane/core/internal/admission/logicalcluster"
 	"github.com/meshplane/meshplane/core/internal/admission/namespacelifecycle"
@@ -130,6 +131,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 				return err == nil
 			}),
 		reservedcrdgroups.New(),
+		crdnooverlap.New(p.crdIndex.BoundIn),
 		reservedmetadata.New(p.index.Path),
 		apiexportvw.NewAdmission(p.exports),
 		logicalclusteradmission.New(),

@@ -19,8 +19,11 @@ package apibinding
 
 import (
 	"context"
+	"hash/fnv"
+	"sync"
 	"time"
 
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -48,6 +51,19 @@ type Controller struct {
 
 	deletion *deletionReconciler
 	binding  *bindingReconciler
+	// serving is held per consumer from the conflict check of a binding to
+	// its resources being served, so that of two bindings of one resource
+	// only one serves it (kcp locks resources in the LogicalCluster).
+	serving stripedLock
+}
+
+// stripedLock is a fixed set of mutexes picked by cluster name.
+type stripedLock [64]sync.Mutex
+
+func (l *stripedLock) of(cluster string) *sync.Mutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(cluster))
+	return &l[h.Sum32()%uint32(len(l))]
 }
 
 // New returns the controller. deleteAll deletes every object of a bound
@@ -61,6 +77,9 @@ func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader
 	remaining func(ctx context.Context, cluster string, def *apiextensionsv1.CustomResourceDefinition) (Remaining, error),
 	bindingInformer, exportInformer cache.SharedIndexInformer, resolve func(path string) (string, bool), otherExports runner.Source) *Controller {
 	exportStore := exportInformer.GetStore()
+	if _, ok := bindingInformer.GetIndexer().GetIndexers()[kcpcache.ClusterIndexName]; !ok {
+		_ = bindingInformer.AddIndexers(cache.Indexers{kcpcache.ClusterIndexName: kcpcache.ClusterIndexFunc})
+	}
 	return &Controller{
 		bindings: bindings, crds: crds, consumers: consumers,
 		bindingInformer: bindingInformer, exportInformer: exportInformer, otherExports: otherExports,
@@ -94,7 +113,16 @@ func New(bindings client.Client[*apisv1alpha2.APIBinding], exports client.Reader
 			getSchema: func(ctx context.Context, cluster, name string) (*apisv1alpha1.APIResourceSchema, error) {
 				return client.CachedOrLive(ctx, schemas, cluster, "", name)
 			},
-			listCRDs: crds.List,
+			conflicts: conflictChecker{own: crds.Own, bound: crds.BoundIn, bindings: func(cluster string) []*apisv1alpha2.APIBinding {
+				objs, _ := bindingInformer.GetIndexer().ByIndex(kcpcache.ClusterIndexName, cluster)
+				out := make([]*apisv1alpha2.APIBinding, 0, len(objs))
+				for _, o := range objs {
+					if b, ok := o.(*apisv1alpha2.APIBinding); ok {
+						out = append(out, b)
+					}
+				}
+				return out
+			}},
 		},
 	}
 }
@@ -164,9 +192,14 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 	if want.Status.Phase == "" {
 		want.Status.Phase = apisv1alpha2.APIBindingPhaseBinding
 	}
+	mu := c.serving.of(cluster)
+	mu.Lock()
 	requeue, crds := c.binding.reconcile(ctx, cluster, want)
 	if crds != nil {
 		c.crds.SetBound(cluster, name, crds)
+	}
+	mu.Unlock()
+	if crds != nil {
 		c.consumers.SetClaims(cluster, name, want.Status.APIExportClusterName, want.Spec.Reference.Export.Name, want.Status.AppliedPermissionClaims)
 		c.consumers.Set(cluster, name, want.Status.APIExportClusterName, want.Spec.Reference.Export.Name)
 	}

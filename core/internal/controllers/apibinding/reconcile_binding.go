@@ -12,6 +12,7 @@ import (
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/meshplane/meshplane/core/internal/apiexport"
 )
@@ -23,7 +24,7 @@ type bindingReconciler struct {
 	path      func(cluster string) string
 	getExport func(ctx context.Context, cluster, name string) (*apisv1alpha2.APIExport, error)
 	getSchema func(ctx context.Context, cluster, name string) (*apisv1alpha1.APIResourceSchema, error)
-	listCRDs  func(cluster string) []*apiextensionsv1.CustomResourceDefinition
+	conflicts conflictChecker
 }
 
 // reconcile fills in b's status and returns the CRDs to serve (nil when the
@@ -54,33 +55,47 @@ func (r *bindingReconciler) reconcile(ctx context.Context, cluster string, b *ap
 	conditions.MarkTrue(b, apisv1alpha2.APIExportValid)
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	var bound []apisv1alpha2.BoundAPIResource
+	var skipped map[schema.GroupResource]lock
 	for _, res := range export.Spec.Resources {
-		schema, err := r.getSchema(ctx, exportCluster, res.Schema)
+		sch, err := r.getSchema(ctx, exportCluster, res.Schema)
 		if err != nil {
 			conditions.MarkFalse(b, apisv1alpha2.APIExportValid, apisv1alpha2.APIResourceSchemaInvalidReason, conditionsv1alpha1.ConditionSeverityError,
 				"APIResourceSchema %s: %v", res.Schema, err)
 			return 5 * time.Second, nil
 		}
-		def, err := apiexport.SchemaToCRD(schema, identity, cluster)
+		def, err := apiexport.SchemaToCRD(sch, identity, cluster)
 		if err != nil {
 			conditions.MarkFalse(b, apisv1alpha2.APIExportValid, apisv1alpha2.APIResourceSchemaInvalidReason, conditionsv1alpha1.ConditionSeverityError, "%v", err)
 			return 0, nil
 		}
-		if conflict := r.conflict(cluster, b.Name, def); conflict != "" {
-			conditions.MarkFalse(b, apisv1alpha2.BindingUpToDate, apisv1alpha2.NamingConflictsReason, conditionsv1alpha1.ConditionSeverityError, "%s", conflict)
-			conditions.MarkFalse(b, apisv1alpha2.InitialBindingCompleted, apisv1alpha2.NamingConflictsReason, conditionsv1alpha1.ConditionSeverityError, "%s", conflict)
+		gr := schema.GroupResource{Group: def.Spec.Group, Resource: def.Spec.Names.Plural}
+		if l, held := r.conflicts.holder(cluster, b, gr); held {
+			if skipped == nil {
+				skipped = map[schema.GroupResource]lock{}
+			}
+			skipped[gr] = l
+			continue
+		}
+		if conflict := r.conflicts.namesConflict(cluster, b, def); conflict != "" {
+			markConflict(b, "Unable to bind APIs: %v", conflict)
 			return 10 * time.Second, nil
 		}
 		crds = append(crds, def)
 		var storage []string
-		for _, v := range schema.Spec.Versions {
+		for _, v := range sch.Spec.Versions {
 			if v.Storage {
 				storage = append(storage, v.Name)
 			}
 		}
-		bound = append(bound, apisv1alpha2.BoundAPIResource{Group: schema.Spec.Group, Resource: schema.Spec.Names.Plural,
-			Schema:          apisv1alpha2.BoundAPIResourceSchema{Name: schema.Name, UID: string(schema.UID), IdentityHash: identity},
+		bound = append(bound, apisv1alpha2.BoundAPIResource{Group: sch.Spec.Group, Resource: sch.Spec.Names.Plural,
+			Schema:          apisv1alpha2.BoundAPIResourceSchema{Name: sch.Name, UID: string(sch.UID), IdentityHash: identity},
 			StorageVersions: storage})
+	}
+	if len(skipped) > 0 {
+		// Nothing is served while a resource is held elsewhere (kcp serves
+		// the others).
+		markConflict(b, "Unable to bind APIs because they are bound by other APIBindings or CRDs: %v", skipped)
+		return 10 * time.Second, nil
 	}
 	b.Status.APIExportClusterName = exportCluster
 	b.Status.BoundResources = bound
@@ -114,21 +129,14 @@ func (r *bindingReconciler) reconcile(ctx context.Context, cluster string, b *ap
 	return 0, crds
 }
 
-// conflict describes why def cannot be served in cluster, or returns "".
-func (r *bindingReconciler) conflict(cluster, binding string, def *apiextensionsv1.CustomResourceDefinition) string {
-	for _, existing := range r.listCRDs(cluster) {
-		if existing.Spec.Group != def.Spec.Group || existing.Spec.Names.Plural != def.Spec.Names.Plural {
-			continue
-		}
-		id := existing.Annotations[apiexport.IdentityAnnotation]
-		switch {
-		case id == "":
-			return fmt.Sprintf("a CustomResourceDefinition %s already exists in this workspace", existing.Name)
-		case id != def.Annotations[apiexport.IdentityAnnotation]:
-			return fmt.Sprintf("%s is already bound from another APIExport", existing.Name)
-		}
+// markConflict reports a naming conflict as kcp does: BindingUpToDate
+// False, and InitialBindingCompleted False unless the binding was bound
+// before.
+func markConflict(b *apisv1alpha2.APIBinding, format string, args ...any) {
+	conditions.MarkFalse(b, apisv1alpha2.BindingUpToDate, apisv1alpha2.NamingConflictsReason, conditionsv1alpha1.ConditionSeverityError, format, args...)
+	if !conditions.IsTrue(b, apisv1alpha2.InitialBindingCompleted) {
+		conditions.MarkFalse(b, apisv1alpha2.InitialBindingCompleted, apisv1alpha2.NamingConflictsReason, conditionsv1alpha1.ConditionSeverityError, format, args...)
 	}
-	return ""
 }
 
 // claimed reports whether the export makes the claim a binding accepts.

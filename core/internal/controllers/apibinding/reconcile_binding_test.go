@@ -2,6 +2,7 @@ package apibinding
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,26 +32,35 @@ func TestBindingReconciler(t *testing.T) {
 				{Name: "widgets", Group: "example.io", Schema: schemaObj.Name, Storage: apisv1alpha2.ResourceSchemaStorage{CRD: &apisv1alpha2.ResourceSchemaStorageCRD{}}}}},
 			Status: apisv1alpha2.APIExportStatus{IdentityHash: identity}}
 	}
-	existing := func(identity string) []*apiextensionsv1.CustomResourceDefinition {
-		c := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.io"},
-			Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: "example.io", Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets"}}}
-		if identity != "" {
-			c.Annotations = map[string]string{apiexport.IdentityAnnotation: identity}
-		}
-		return []*apiextensionsv1.CustomResourceDefinition{c}
+	crd := func(plural, kind string) *apiextensionsv1.CustomResourceDefinition {
+		return &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: plural + ".example.io"},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: "example.io", Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind}}}
 	}
+	own := []*apiextensionsv1.CustomResourceDefinition{crd("widgets", "Widget")}
+	boundBy := func(binding string, c *apiextensionsv1.CustomResourceDefinition) map[string][]*apiextensionsv1.CustomResourceDefinition {
+		return map[string][]*apiextensionsv1.CustomResourceDefinition{binding: {c}}
+	}
+	other := &apisv1alpha2.APIBinding{ObjectMeta: metav1.ObjectMeta{Name: "other"},
+		Spec:   apisv1alpha2.APIBindingSpec{Reference: apisv1alpha2.BindingReference{Export: &apisv1alpha2.ExportBindingReference{Path: "root:p2", Name: "widgets"}}},
+		Status: apisv1alpha2.APIBindingStatus{BoundResources: []apisv1alpha2.BoundAPIResource{{Group: "example.io", Resource: "widgets"}}}}
+	gizmos := other.DeepCopy()
+	gizmos.Status.BoundResources[0].Resource = "gizmos"
 	tests := []struct {
 		name        string
 		path        string
 		export      *apisv1alpha2.APIExport // nil: not found
-		crds        []*apiextensionsv1.CustomResourceDefinition
+		own         []*apiextensionsv1.CustomResourceDefinition
+		bound       map[string][]*apiextensionsv1.CustomResourceDefinition
+		bindings    []*apisv1alpha2.APIBinding
+		wasBound    bool // the binding's status lists widgets
+		wantMessage string
 		wantServe   bool
 		wantPhase   apisv1alpha2.APIBindingPhaseType
 		wantReason  string // reason of the failing condition
 		wantRequeue time.Duration
 	}{
 		{name: "bound", export: export("id1"), wantServe: true, wantPhase: apisv1alpha2.APIBindingPhaseBound},
-		{name: "bound again from the same export", export: export("id1"), crds: existing("id1"), wantServe: true,
+		{name: "bound again (its own resources)", export: export("id1"), bound: boundBy("widgets", crd("widgets", "Widget")), wantServe: true,
 			wantPhase: apisv1alpha2.APIBindingPhaseBound},
 		{name: "unknown workspace", path: "root:nope", export: export("id1"), wantPhase: apisv1alpha2.APIBindingPhaseBinding,
 			wantReason: apisv1alpha2.APIExportNotFoundReason, wantRequeue: 5 * time.Second},
@@ -58,10 +68,23 @@ func TestBindingReconciler(t *testing.T) {
 			wantReason: apisv1alpha2.APIExportNotFoundReason, wantRequeue: 5 * time.Second},
 		{name: "no identity yet", export: export(""), wantPhase: apisv1alpha2.APIBindingPhaseBinding,
 			wantReason: "IdentityPending", wantRequeue: time.Second},
-		{name: "clash with a CRD", export: export("id1"), crds: existing(""), wantPhase: apisv1alpha2.APIBindingPhaseBinding,
-			wantReason: apisv1alpha2.NamingConflictsReason, wantRequeue: 10 * time.Second},
-		{name: "clash with another export", export: export("id1"), crds: existing("id2"), wantPhase: apisv1alpha2.APIBindingPhaseBinding,
-			wantReason: apisv1alpha2.NamingConflictsReason, wantRequeue: 10 * time.Second},
+		{name: "resource held by a CRD", export: export("id1"), own: own, wantPhase: apisv1alpha2.APIBindingPhaseBinding,
+			wantReason: apisv1alpha2.NamingConflictsReason, wantRequeue: 10 * time.Second,
+			wantMessage: "Unable to bind APIs because they are bound by other APIBindings or CRDs: map[widgets.example.io:{ true}]"},
+		{name: "resource served by another binding", export: export("id1"), bound: boundBy("other", crd("widgets", "Widget")), bindings: []*apisv1alpha2.APIBinding{other},
+			wantPhase: apisv1alpha2.APIBindingPhaseBinding, wantReason: apisv1alpha2.NamingConflictsReason, wantRequeue: 10 * time.Second,
+			wantMessage: "Unable to bind APIs because they are bound by other APIBindings or CRDs: map[widgets.example.io:{other false}]"},
+		{name: "resource another binding had bound (after a restart)", export: export("id1"), bindings: []*apisv1alpha2.APIBinding{other},
+			wantPhase: apisv1alpha2.APIBindingPhaseBinding, wantReason: apisv1alpha2.NamingConflictsReason, wantRequeue: 10 * time.Second,
+			wantMessage: "map[widgets.example.io:{other false}]"},
+		{name: "both had it bound: the one served keeps it", export: export("id1"), bindings: []*apisv1alpha2.APIBinding{other}, wasBound: true,
+			wantServe: true, wantPhase: apisv1alpha2.APIBindingPhaseBound},
+		{name: "kind of a CRD", export: export("id1"), own: []*apiextensionsv1.CustomResourceDefinition{crd("gizmos", "Widget")},
+			wantPhase: apisv1alpha2.APIBindingPhaseBinding, wantReason: apisv1alpha2.NamingConflictsReason, wantRequeue: 10 * time.Second,
+			wantMessage: `Unable to bind APIs: naming conflict with CustomResourceDefinition "gizmos.example.io": spec.names.kind=Widget is forbidden`},
+		{name: "kind of another binding's resource", export: export("id1"), bound: boundBy("other", crd("gizmos", "Widget")), bindings: []*apisv1alpha2.APIBinding{gizmos},
+			wantPhase: apisv1alpha2.APIBindingPhaseBinding, wantReason: apisv1alpha2.NamingConflictsReason, wantRequeue: 10 * time.Second,
+			wantMessage: `Unable to bind APIs: naming conflict with APIBinding "other" bound to APIExport root:p2:widgets: spec.names.kind=Widget is forbidden`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,7 +100,11 @@ func TestBindingReconciler(t *testing.T) {
 				getSchema: func(_ context.Context, _, name string) (*apisv1alpha1.APIResourceSchema, error) {
 					return schemaObj, nil
 				},
-				listCRDs: func(string) []*apiextensionsv1.CustomResourceDefinition { return tt.crds },
+				conflicts: conflictChecker{
+					own:      func(string) []*apiextensionsv1.CustomResourceDefinition { return tt.own },
+					bound:    func(string) map[string][]*apiextensionsv1.CustomResourceDefinition { return tt.bound },
+					bindings: func(string) []*apisv1alpha2.APIBinding { return tt.bindings },
+				},
 			}
 			path := tt.path
 			if path == "" {
@@ -86,6 +113,9 @@ func TestBindingReconciler(t *testing.T) {
 			b := &apisv1alpha2.APIBinding{ObjectMeta: metav1.ObjectMeta{Name: "widgets"},
 				Spec:   apisv1alpha2.APIBindingSpec{Reference: apisv1alpha2.BindingReference{Export: &apisv1alpha2.ExportBindingReference{Path: path, Name: "widgets"}}},
 				Status: apisv1alpha2.APIBindingStatus{Phase: apisv1alpha2.APIBindingPhaseBinding}}
+			if tt.wasBound {
+				b.Status.BoundResources = []apisv1alpha2.BoundAPIResource{{Group: "example.io", Resource: "widgets"}}
+			}
 			requeue, crds := r.reconcile(context.Background(), "consumer", b)
 			if requeue != tt.wantRequeue {
 				t.Errorf("requeue = %v, want %v", requeue, tt.wantRequeue)
@@ -111,12 +141,12 @@ func TestBindingReconciler(t *testing.T) {
 			}
 			found := false
 			for _, c := range b.Status.Conditions {
-				if c.Reason == tt.wantReason {
+				if c.Reason == tt.wantReason && strings.Contains(c.Message, tt.wantMessage) {
 					found = true
 				}
 			}
 			if !found {
-				t.Errorf("conditions %v carry no reason %q", b.Status.Conditions, tt.wantReason)
+				t.Errorf("conditions %v carry no reason %q with message %q", b.Status.Conditions, tt.wantReason, tt.wantMessage)
 			}
 		})
 	}

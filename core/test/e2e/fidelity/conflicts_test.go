@@ -1,0 +1,62 @@
+package fidelity
+
+import (
+	"testing"
+	"time"
+
+	"github.com/meshplane/meshplane/sdk/testing/framework"
+)
+
+// TestAPIBindingNamingConflicts checks kcp's handling of resources that
+// collide in a consumer: a second binding of a resource another binding
+// serves gets BindingUpToDate and InitialBindingCompleted False with reason
+// NamingConflicts (kcp's messages) and serves nothing; a CRD of a bound
+// resource is refused; a bound name (singular, kind...) already used by a CRD of the group is
+// a naming conflict. The first binding keeps serving.
+func TestAPIBindingNamingConflicts(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	e := exportInNewOrg(t, s, "conflicts", "gadgets", "Gadget")
+	provider2 := s.CreateWorkspaces(t, e.org.Path, "provider2")[0]
+	s.ExportCRD(t, provider2, framework.SchemalessCRD(e.export, "gadgets", "Gadget"), e.export)
+	s.ExportCRD(t, provider2, framework.SchemalessCRD("names.example.com", "things", "Gizmo"), "names.example.com")
+	s.Bind(t, e.consumer, "first", e.provider, e.export, nil)
+
+	k := s.KubectlFor(e.consumer.Path)
+	conflict := func(binding, message string) {
+		t.Helper()
+		framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "NamingConflicts on APIBinding "+binding, func() (bool, string) {
+			got := k.Run(t, "get", "apibinding", binding, "-o",
+				`jsonpath={.status.conditions[?(@.type=="InitialBindingCompleted")].reason}|{.status.conditions[?(@.type=="BindingUpToDate")].reason}|{.status.conditions[?(@.type=="BindingUpToDate")].message}|{.status.phase}`)
+			return got == "NamingConflicts|NamingConflicts|"+message+"|Binding", got
+		})
+		framework.RequireEqual(t, k.Run(t, "get", "apibinding", binding, "-o", "jsonpath={.status.boundResources}"), "", "bound resources of "+binding)
+	}
+
+	k.RunStdin(t, `apiVersion: apis.kcp.io/v1alpha2
+kind: APIBinding
+metadata: {name: second}
+spec: {reference: {export: {path: `+provider2.Path+`, name: `+e.export+`}}}
+`, "create", "-f", "-")
+	conflict("second", "Unable to bind APIs because they are bound by other APIBindings or CRDs: map[gadgets."+e.export+":{first false}]")
+
+	out, stderr, err := k.RunStdinErr(t, framework.SchemalessCRD(e.export, "gadgets", "Gadget"), "create", "-f", "-")
+	framework.RequireFails(t, out, stderr, err, "a CRD of the bound resource",
+		`customresourcedefinitions.apiextensions.k8s.io "gadgets.`+e.export+`" is forbidden: cannot create because resource is bound by APIBinding "first"`)
+
+	k.RunStdin(t, framework.SchemalessCRD("names.example.com", "gizmos", "Gizmo"), "create", "-f", "-")
+	framework.Eventually(t, 30*time.Second, 250*time.Millisecond, "the consumer's gizmos CRD to be established", func() (bool, string) {
+		got := k.Run(t, "get", "crd", "gizmos.names.example.com", "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+		return got == "True", got
+	})
+	k.RunStdin(t, `apiVersion: apis.kcp.io/v1alpha2
+kind: APIBinding
+metadata: {name: things}
+spec: {reference: {export: {path: `+provider2.Path+`, name: names.example.com}}}
+`, "create", "-f", "-")
+	conflict("things", `Unable to bind APIs: naming conflict with CustomResourceDefinition "gizmos.names.example.com": spec.names.singular=gizmo is forbidden`)
+
+	framework.RequireEqual(t, k.Run(t, "get", "apibinding", "first", "-o", "jsonpath={.status.phase}"), "Bound", "phase of the first binding")
+	k.RunStdin(t, "apiVersion: "+e.export+"/v1\nkind: Gadget\nmetadata: {name: g1, namespace: default}\n", "create", "-f", "-")
+	framework.RequireEqual(t, k.Run(t, "get", "gadgets", "g1", "-n", "default", "-o", "jsonpath={.metadata.name}"), "g1", "a gadget of the first binding")
+}
