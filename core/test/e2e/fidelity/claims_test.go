@@ -50,15 +50,23 @@ func newClaimsSetup(t *testing.T, prefix string) *claimsSetup {
 			"selector": map[string]any{"matchAll": true}, "state": "Accepted"},
 	})
 	c.url = s.EndpointSliceURL(t, c.provider, scopedExport)
+	c.token = contentToken(t, s, c.provider, scopedExport)
+	return c
+}
+
+// contentToken returns the token of a ServiceAccount of provider with
+// every verb on the content of export.
+func contentToken(t *testing.T, s *framework.Server, provider framework.Workspace, export string) string {
+	t.Helper()
+	pk := s.KubectlFor(provider.Path)
 	pk.Run(t, "create", "serviceaccount", "controller", "-n", "default")
 	pk.RunStdin(t, `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
-metadata: {name: claims-content}
-rules: [{apiGroups: [apis.kcp.io], resources: [apiexports/content], resourceNames: [`+scopedExport+`], verbs: ["*"]}]
+metadata: {name: export-content}
+rules: [{apiGroups: [apis.kcp.io], resources: [apiexports/content], resourceNames: [`+export+`], verbs: ["*"]}]
 `, "apply", "-f", "-")
-	pk.Run(t, "create", "clusterrolebinding", "controller-content", "--clusterrole=claims-content", "--serviceaccount=default:controller")
-	c.token = strings.TrimSpace(pk.Run(t, "create", "token", "controller", "-n", "default"))
-	return c
+	pk.Run(t, "create", "clusterrolebinding", "controller-content", "--clusterrole=export-content", "--serviceaccount=default:controller")
+	return strings.TrimSpace(pk.Run(t, "create", "token", "controller", "-n", "default"))
 }
 
 // vw requests path under the virtual workspace with the provider's token.

@@ -57,6 +57,12 @@ spec: {reference: {export: {path: `+provider2.Path+`, name: names.example.com}}}
 	conflict("things", `Unable to bind APIs: naming conflict with CustomResourceDefinition "gizmos.names.example.com": spec.names.singular=gizmo is forbidden`)
 
 	framework.RequireEqual(t, k.Run(t, "get", "apibinding", "first", "-o", "jsonpath={.status.phase}"), "Bound", "phase of the first binding")
+	// provider2 reaches nothing of the consumer through its virtual
+	// workspace: its binding serves nothing there.
+	token := contentToken(t, s, provider2, e.export)
+	base := vwURL(s, provider2, e.export) + "/clusters/" + e.consumer.Cluster + "/apis/" + e.export + "/v1"
+	r := s.RequestURL(t, token, "GET", base+"/gadgets", "", nil)
+	framework.RequireCode(t, r, "provider2 listing gadgets in the consumer through its virtual workspace", 403)
 	k.RunStdin(t, "apiVersion: "+e.export+"/v1\nkind: Gadget\nmetadata: {name: g1, namespace: default}\n", "create", "-f", "-")
 	framework.RequireEqual(t, k.Run(t, "get", "gadgets", "g1", "-n", "default", "-o", "jsonpath={.metadata.name}"), "g1", "a gadget of the first binding")
 }
