@@ -73,24 +73,14 @@ var apisResources = []resource{
 
 func init() { resources = append(resources, apisResources...) }
 
-// validateBindingUpdate enforces the transition rules of kcp's APIBinding
-// schema (self == oldSelf), with their messages: the export reference and
-// the selector of an accepted claim do not change.
+// validateBindingUpdate enforces the transition rule of kcp's APIBinding
+// schema that kcp applies (self == oldSelf), with its message: the export
+// reference does not change. A claim's selector may change, as in kcp (its
+// rule there never refuses an update): the labels and what the provider
+// sees follow it.
 func validateBindingUpdate(b, o *apisv1alpha2.APIBinding) field.ErrorList {
-	var errs field.ErrorList
 	if !equality.Semantic.DeepEqual(b.Spec.Reference, o.Spec.Reference) {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "reference"), "object", "APIExport reference must not be changed"))
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "reference"), "object", "APIExport reference must not be changed")}
 	}
-	type key struct{ group, resource, identityHash string }
-	old := map[key]apisv1alpha2.PermissionClaimSelector{}
-	for _, c := range o.Spec.PermissionClaims {
-		old[key{c.Group, c.Resource, c.IdentityHash}] = c.Selector
-	}
-	for i, c := range b.Spec.PermissionClaims {
-		if sel, ok := old[key{c.Group, c.Resource, c.IdentityHash}]; ok && !equality.Semantic.DeepEqual(sel, c.Selector) {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "permissionClaims").Index(i).Child("selector"), "object",
-				"Permission claim selector is immutable"))
-		}
-	}
-	return errs
+	return nil
 }
