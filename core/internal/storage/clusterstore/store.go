@@ -255,7 +255,9 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, destination ru
 	}
 	keep, filtered := s.filter(ctx)
 	stamped := func(input runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
-		if filtered && !keep(clusterOf(input), input) {
+		// An object that does not exist yet (a create through an apply) is
+		// not filtered: admission checks what the request creates.
+		if filtered && res.ResourceVersion != 0 && !keep(clusterOf(input), input) {
 			return nil, nil, s.hidden(key)
 		}
 		out, ttl, err := tryUpdate(input, res)

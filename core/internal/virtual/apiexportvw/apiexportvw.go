@@ -300,25 +300,36 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 	if exported {
 		return authorizer.DecisionAllow, "", nil
 	}
-	// As kcp: the verbs both the export's claim and the binding's accepted
-	// claim name.
+	if allowed, ok := claimVerbs(export, binding, attrs.GetAPIGroup(), resource); ok {
+		if allowed.HasAny(attrs.GetVerb(), "*") {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionDeny, verbRefused(attrs.GetVerb(), attrs.GetResource(), t.Name, binding.Name, allowed), nil
+	}
+	return authorizer.DecisionDeny, fmt.Sprintf("%s is neither exported by %s nor an accepted permission claim", attrs.GetResource(), t.Name), nil
+}
+
+// claimVerbs returns, as kcp, the verbs a provider may use on a claimed
+// resource: those both the export's claim and the binding's accepted claim
+// name. ok is false when the binding accepted no claim the export makes on
+// it.
+func claimVerbs(export *apisv1alpha2.APIExport, binding *apisv1alpha2.APIBinding, group, resource string) (sets.Set[string], bool) {
 	for _, claim := range binding.Spec.PermissionClaims {
-		if claim.State != apisv1alpha2.ClaimAccepted || claim.Group != attrs.GetAPIGroup() || claim.Resource != resource {
+		if claim.State != apisv1alpha2.ClaimAccepted || claim.Group != group || claim.Resource != resource {
 			continue
 		}
 		for _, ec := range export.Spec.PermissionClaims {
-			if !ec.EqualGRI(claim.PermissionClaim) {
-				continue
+			if ec.EqualGRI(claim.PermissionClaim) {
+				return sets.New(claim.Verbs...).Intersection(sets.New(ec.Verbs...)), true
 			}
-			allowed := sets.New(claim.Verbs...).Intersection(sets.New(ec.Verbs...))
-			if allowed.HasAny(attrs.GetVerb(), "*") {
-				return authorizer.DecisionAllow, "", nil
-			}
-			return authorizer.DecisionDeny, fmt.Sprintf("verb %q on %s is not among the verbs of the permission claim both APIExport %s and APIBinding %s name (%v)",
-				attrs.GetVerb(), attrs.GetResource(), t.Name, binding.Name, sets.List(allowed)), nil
 		}
 	}
-	return authorizer.DecisionDeny, fmt.Sprintf("%s is neither exported by %s nor an accepted permission claim", attrs.GetResource(), t.Name), nil
+	return nil, false
+}
+
+func verbRefused(verb, resource, export, binding string, allowed sets.Set[string]) string {
+	return fmt.Sprintf("verb %q on %s is not among the verbs of the permission claim both APIExport %s and APIBinding %s name (%v)",
+		verb, resource, export, binding, sets.List(allowed))
 }
 
 // claims reports whether the export claims group/resource.
