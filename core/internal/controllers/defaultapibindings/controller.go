@@ -3,7 +3,9 @@
 // initializes, it creates those APIBindings, waits until they are Bound,
 // then removes itself from the cluster's initializers. As kcp's apibinder
 // initializer does, each binding accepts every permission claim of its
-// export (all objects), so the provider can work in the new workspace.
+// export, with the claim's defaultSelector (all objects without one), so
+// the provider can work in the new workspace; the initializer waits for
+// the accepted claims to be applied too.
 package defaultapibindings
 
 import (
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -85,7 +88,8 @@ func (c *Controller) step(ctx context.Context, cluster string, lc *corev1alpha1.
 			if err != nil {
 				return false, 0, err
 			}
-			pending = pending || b.Status.Phase != apisv1alpha2.APIBindingPhaseBound
+			pending = pending || b.Status.Phase != apisv1alpha2.APIBindingPhaseBound ||
+				(hasAccepted(b) && !conditions.IsTrue(b, apisv1alpha2.PermissionClaimsApplied))
 		}
 	}
 	if pending {
@@ -95,7 +99,7 @@ func (c *Controller) step(ctx context.Context, cluster string, lc *corev1alpha1.
 }
 
 // claims returns every permission claim of the export at path, accepted
-// for all objects.
+// with its default selector.
 func (c *Controller) claims(ctx context.Context, path, name string) ([]apisv1alpha2.AcceptablePermissionClaim, error) {
 	if c.Exports == nil {
 		return nil, nil
@@ -115,17 +119,31 @@ func (c *Controller) claims(ctx context.Context, path, name string) ([]apisv1alp
 	return AcceptAll(export.Spec.PermissionClaims), nil
 }
 
-// AcceptAll accepts every claim, for all objects.
+// AcceptAll accepts every claim, with the claim's defaultSelector, for
+// all objects without one (kcp's apibinder initializer).
 func AcceptAll(claims []apisv1alpha2.PermissionClaim) []apisv1alpha2.AcceptablePermissionClaim {
 	var out []apisv1alpha2.AcceptablePermissionClaim
 	for _, pc := range claims {
+		selector := apisv1alpha2.PermissionClaimSelector{MatchAll: true}
+		if pc.DefaultSelector != nil {
+			selector = *pc.DefaultSelector.DeepCopy()
+		}
 		out = append(out, apisv1alpha2.AcceptablePermissionClaim{
 			ScopedPermissionClaim: apisv1alpha2.ScopedPermissionClaim{
 				PermissionClaim: *pc.DeepCopy(),
-				Selector:        apisv1alpha2.PermissionClaimSelector{MatchAll: true},
+				Selector:        selector,
 			},
 			State: apisv1alpha2.ClaimAccepted,
 		})
 	}
 	return out
+}
+
+func hasAccepted(b *apisv1alpha2.APIBinding) bool {
+	for _, c := range b.Spec.PermissionClaims {
+		if c.State == apisv1alpha2.ClaimAccepted {
+			return true
+		}
+	}
+	return false
 }

@@ -4,20 +4,29 @@ import (
 	"testing"
 
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestAcceptAll(t *testing.T) {
 	claims := []apisv1alpha2.PermissionClaim{
 		{GroupResource: apisv1alpha2.GroupResource{Resource: "namespaces"}, Verbs: []string{"*"}},
 		{GroupResource: apisv1alpha2.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, Verbs: []string{"get", "create"}, IdentityHash: "h"},
+		{GroupResource: apisv1alpha2.GroupResource{Resource: "configmaps"}, Verbs: []string{"get"},
+			DefaultSelector: &apisv1alpha2.PermissionClaimSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"enabled": "true"}}}},
 	}
 	got := AcceptAll(claims)
 	if len(got) != len(claims) {
 		t.Fatalf("got %d claims, want %d", len(got), len(claims))
 	}
 	for i, c := range got {
-		if c.State != apisv1alpha2.ClaimAccepted || !c.Selector.MatchAll {
-			t.Errorf("claim %d not accepted for all objects: %+v", i, c)
+		if c.State != apisv1alpha2.ClaimAccepted {
+			t.Errorf("claim %d not accepted: %+v", i, c)
+		}
+		if claims[i].DefaultSelector == nil && !c.Selector.MatchAll {
+			t.Errorf("claim %d without a default selector not accepted for all objects: %+v", i, c)
+		}
+		if claims[i].DefaultSelector != nil && (c.Selector.MatchAll || c.Selector.MatchLabels["enabled"] != "true") {
+			t.Errorf("claim %d not accepted with its default selector: %+v", i, c.Selector)
 		}
 		if c.Group != claims[i].Group || c.Resource != claims[i].Resource || c.IdentityHash != claims[i].IdentityHash ||
 			len(c.Verbs) != len(claims[i].Verbs) {

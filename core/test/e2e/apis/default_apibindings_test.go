@@ -121,3 +121,46 @@ spec: {type: {name: universal, path: root}}
 	})
 	s.KubectlFor(consumer).Run(t, "get", "workspace", "child")
 }
+
+// TestDefaultAPIBindingDefaultSelector: a default APIBinding accepts a
+// claim with the defaultSelector the export gives it (kcp's apibinder
+// initializer), and the workspace is Ready only once the claims are
+// applied.
+func TestDefaultAPIBindingDefaultSelector(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	org := s.CreateOrg(t, "e2e-defselector")
+	provider := s.CreateWorkspaces(t, org.Path, "provider")[0]
+	pk := s.KubectlFor(provider.Path)
+	pk.Run(t, "apply", "-f", framework.Apigen(t, apisCowboyCRD))
+	pk.Run(t, "patch", "apiexport", apisCowboyExport, "--type=merge", "-p",
+		`{"spec":{"permissionClaims":[{"group":"","resource":"configmaps","verbs":["get","list"],"defaultSelector":{"matchLabels":{"platform-mesh.io/enabled":"true"}}},{"group":"","resource":"secrets","verbs":["get"]}]}}`)
+	s.WaitExportIdentity(t, provider, apisCowboyExport)
+
+	typeName := framework.UniqueName("selectorland")
+	s.KubectlFor(org.Path).RunStdin(t, fmt.Sprintf(`apiVersion: tenancy.kcp.io/v1alpha1
+kind: WorkspaceType
+metadata: {name: %s}
+spec:
+  extend: {with: [{name: universal, path: root}]}
+  defaultAPIBindings: [{path: %s, export: %s}]
+`, typeName, provider.Path, apisCowboyExport), "create", "-f", "-")
+	s.KubectlFor(org.Path).RunStdin(t, fmt.Sprintf(`apiVersion: tenancy.kcp.io/v1alpha1
+kind: Workspace
+metadata: {name: consumer}
+spec: {type: {name: %s, path: %s}}
+`, typeName, org.Path), "create", "-f", "-")
+	framework.Eventually(t, time.Minute, 250*time.Millisecond, "workspace consumer to be Ready", func() (bool, string) {
+		out, _, _ := s.KubectlFor(org.Path).RunErr(t, "get", "workspace", "consumer", "-o", "jsonpath={.status.phase}")
+		return out == "Ready", out
+	})
+	k := s.KubectlFor(org.Path + ":consumer")
+	framework.RequireEqual(t, k.Run(t, "get", "apibinding", apisCowboyExport, "-o",
+		`jsonpath={.spec.permissionClaims[?(@.resource=="configmaps")].state} {.spec.permissionClaims[?(@.resource=="configmaps")].selector}`),
+		`Accepted {"matchLabels":{"platform-mesh.io/enabled":"true"}}`, "the configmaps claim of the default APIBinding")
+	framework.RequireEqual(t, k.Run(t, "get", "apibinding", apisCowboyExport, "-o",
+		`jsonpath={.spec.permissionClaims[?(@.resource=="secrets")].state} {.spec.permissionClaims[?(@.resource=="secrets")].selector}`),
+		`Accepted {"matchAll":true}`, "the secrets claim (no default selector) of the default APIBinding")
+	framework.RequireEqual(t, k.Run(t, "get", "apibinding", apisCowboyExport, "-o", `jsonpath={.status.conditions[?(@.type=="PermissionClaimsApplied")].status}`),
+		"True", "PermissionClaimsApplied of the default APIBinding once the workspace is Ready")
+}
