@@ -3,6 +3,7 @@ package rbac
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -33,10 +34,39 @@ type Warrant struct {
 	Extra  map[string][]string `json:"extra,omitempty"`
 }
 
-var (
-	authenticated   = &user.DefaultInfo{Name: user.Anonymous, Groups: []string{user.AllAuthenticated}}
-	unauthenticated = &user.DefaultInfo{Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}
-)
+var unauthenticated = &user.DefaultInfo{Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}
+
+// ClusterGroupPrefix prefixes the group kcp gives, in other clusters, the
+// identities of a logical cluster (system:cluster:<cluster>).
+const ClusterGroupPrefix = "system:cluster:"
+
+// originClusters returns the clusters an identity belongs to: a service
+// account's cluster, or the clusters its scopes name (all scopes must name
+// one).
+func originClusters(u user.Info) []string {
+	extra := u.GetExtra()
+	if isServiceAccount(u) {
+		if c := extra[ClusterExtraKey]; len(c) == 1 {
+			return c
+		}
+		return nil
+	}
+	var out []string
+	for i, scopes := range extra[ScopeExtraKey] {
+		var these []string
+		for _, s := range strings.Split(scopes, ",") {
+			if c, ok := strings.CutPrefix(strings.TrimSpace(s), "cluster:"); ok && c != "" {
+				these = append(these, c)
+			}
+		}
+		if i == 0 {
+			out = these
+			continue
+		}
+		out = slices.DeleteFunc(out, func(c string) bool { return !slices.Contains(these, c) })
+	}
+	return out
+}
 
 // EffectiveUsers returns whom RBAC in cluster sees in u, as kcp's RBAC:
 // u itself when it is in scope there (a service account of another
@@ -51,12 +81,18 @@ func EffectiveUsers(cluster string, u user.Info) []user.Info {
 	}
 	var out []user.Info
 	wantAuthenticated, wantUnauthenticated := false, false
+	var origins []string
 	var visit func(u user.Info, depth int)
 	visit = func(u user.Info, depth int) {
 		if inScope(u, cluster) {
 			out = append(out, u)
 		} else if hasGroup(u, user.AllAuthenticated) {
 			wantAuthenticated = true
+			for _, c := range originClusters(u) {
+				if !slices.Contains(origins, c) {
+					origins = append(origins, c)
+				}
+			}
 		} else {
 			wantUnauthenticated = true
 		}
@@ -86,7 +122,14 @@ func EffectiveUsers(cluster string, u user.Info) []user.Info {
 	}
 	visit(u, 0)
 	if wantAuthenticated {
-		out = append(out, authenticated)
+		// As kcp: an identity of other clusters is anonymous here, in
+		// system:authenticated and system:cluster:<cluster> of each cluster
+		// it comes from, so bindings can name all identities of a workspace.
+		a := &user.DefaultInfo{Name: user.Anonymous, Groups: []string{user.AllAuthenticated}}
+		for _, c := range origins {
+			a.Groups = append(a.Groups, ClusterGroupPrefix+c)
+		}
+		out = append(out, a)
 	}
 	if wantUnauthenticated {
 		out = append(out, unauthenticated)

@@ -42,12 +42,27 @@ func TestEffectiveUsers(t *testing.T) {
 			t.Errorf("%s: effective users %s, want %s", tc.name, got, tc.want)
 		}
 	}
-	// Out of scope keeps only system:authenticated of the groups.
-	for _, u := range EffectiveUsers("c1", sa("c2")) {
-		for _, g := range u.GetGroups() {
-			if g != user.AllAuthenticated {
-				t.Errorf("a foreign service account kept group %s", g)
+	// Out of scope keeps, of the groups, system:authenticated, and gets
+	// system:cluster:<cluster> of the clusters it comes from (kcp).
+	for _, tc := range []struct {
+		name string
+		u    user.Info
+		want string
+	}{
+		{"foreign service account", sa("c2"), "system:authenticated,system:cluster:c2"},
+		{"scoped out", &user.DefaultInfo{Name: "bob", Groups: []string{user.AllAuthenticated, "admins"},
+			Extra: map[string][]string{ScopeExtraKey: {"cluster:c2,cluster:c3"}}}, "system:authenticated,system:cluster:c2,system:cluster:c3"},
+		{"scoped out, two scope values", &user.DefaultInfo{Name: "bob", Groups: []string{user.AllAuthenticated},
+			Extra: map[string][]string{ScopeExtraKey: {"cluster:c2,cluster:c3", "cluster:c3"}}}, "system:authenticated,system:cluster:c3"},
+	} {
+		var groups []string
+		for _, u := range EffectiveUsers("c1", tc.u) {
+			if u.GetName() == user.Anonymous {
+				groups = append(groups, u.GetGroups()...)
 			}
+		}
+		if got := strings.Join(groups, ","); got != tc.want {
+			t.Errorf("%s: groups of the anonymous identity %s, want %s", tc.name, got, tc.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/meshplane/meshplane/sdk/testing/framework"
@@ -44,4 +45,46 @@ rules: [{apiGroups: [apis.kcp.io], resources: [apiexports], resourceNames: [`+ex
 	}
 	bob.RunStdin(t, binding, "create", "-f", "-")
 	s.WaitBound(t, consumer, "gadgets", provider)
+}
+
+// TestBindThroughClusterGroup checks kcp's cross-workspace identities (its
+// e2e TestServiceAccount): a ServiceAccount of the consumer is, in the
+// provider's workspace, anonymous in groups system:authenticated and
+// system:cluster:<consumer cluster>; bind granted to that group lets it
+// bind the export. Another workspace's ServiceAccount is not in the group.
+func TestBindThroughClusterGroup(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	e := exportInNewOrg(t, s, "clustergroup", "gadgets", "Gadget")
+	other := s.CreateWorkspaces(t, e.org.Path, "other")[0]
+	binding := fmt.Sprintf(`apiVersion: apis.kcp.io/v1alpha2
+kind: APIBinding
+metadata: {name: gadgets}
+spec: {reference: {export: {path: %s, name: %s}}}
+`, e.provider.Path, e.export)
+	saKubectl := func(ws framework.Workspace) *framework.Kubectl {
+		k := s.KubectlFor(ws.Path)
+		k.Run(t, "create", "serviceaccount", "binder", "-n", "default")
+		k.Run(t, "create", "clusterrolebinding", "binder-admin", "--clusterrole=cluster-admin", "--serviceaccount=default:binder")
+		token := strings.TrimSpace(k.Run(t, "create", "token", "binder", "-n", "default"))
+		return &framework.Kubectl{Kubeconfig: s.Kubeconfig, CacheDir: t.TempDir(),
+			GlobalArgs: []string{"--context", "shard-base", "--server", s.ClusterURL(ws.Path), "--token", token}}
+	}
+	consumerSA, otherSA := saKubectl(e.consumer), saKubectl(other)
+
+	out, stderr, err := consumerSA.RunStdinErr(t, binding, "create", "-f", "-")
+	framework.RequireFails(t, out, stderr, err, "the consumer's ServiceAccount binding without bind", "forbidden")
+
+	pk := s.KubectlFor(e.provider.Path)
+	pk.RunStdin(t, `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: bind-gadgets}
+rules: [{apiGroups: [apis.kcp.io], resources: [apiexports], resourceNames: [`+e.export+`], verbs: [bind]}]
+`, "apply", "-f", "-")
+	pk.Run(t, "create", "clusterrolebinding", "consumer-binds", "--clusterrole=bind-gadgets", "--group=system:cluster:"+e.consumer.Cluster)
+
+	out, stderr, err = otherSA.RunStdinErr(t, binding, "create", "-f", "-")
+	framework.RequireFails(t, out, stderr, err, "another workspace's ServiceAccount binding through the consumer's group", "forbidden")
+	consumerSA.RunStdin(t, binding, "create", "-f", "-")
+	s.WaitBound(t, e.consumer, "gadgets", e.provider)
 }
