@@ -31,6 +31,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/apiexport"
 	builtinapi "github.com/meshplane/meshplane/core/internal/apis/builtin"
 	"github.com/meshplane/meshplane/core/internal/authorization"
+	"github.com/meshplane/meshplane/core/internal/authorization/requiredgroups"
 	"github.com/meshplane/meshplane/core/internal/authorization/systemstatus"
 	"github.com/meshplane/meshplane/core/internal/crd"
 	"github.com/meshplane/meshplane/core/internal/handlerchain"
@@ -187,7 +188,10 @@ func (p *parts) newAuthorizer() {
 		},
 		func(_, plain authorizer.Authorizer) authorizer.Authorizer {
 			return apiresourceschemavw.Authorizer{RBAC: plain}
-		})
+		},
+		// Last of the layers: virtual workspace requests are decided above
+		// (kcp's virtual workspaces act with a system identity).
+		authorization.Fixed(requiredgroups.Authorizer{LogicalCluster: p.index.Get}))
 }
 
 // newCRDHandler builds the handler of custom and bound resources. Its

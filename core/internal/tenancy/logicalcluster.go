@@ -42,6 +42,9 @@ func CreateLogicalClusterOn(ctx context.Context, lcs client.Writer[*corev1alpha1
 	if len(inits) == 0 {
 		lc.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
 	}
+	if groups := requiredGroupsFrom(ctx); groups != "" {
+		lc.Annotations[RequiredGroupsAnnotation] = groups
+	}
 	_, err := lcs.Create(ctx, cluster, "", lc)
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating logical cluster %s: %w", cluster, err)

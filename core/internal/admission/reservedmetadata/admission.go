@@ -41,7 +41,6 @@ var (
 		// servers which mount a request is for (mounts.MountClusterHeader).
 		"experimental.tenancy.kcp.io/is-mount",
 		tenancyv1alpha1.ExperimentalDefaultAPIBindingLifecycleAnnotationKey,
-		"authorization.kcp.io/required-groups",
 		// Stamped by the storage layer with the object's own cluster on
 		// every write, whatever the request says.
 		"kcp.io/cluster",
@@ -53,7 +52,11 @@ var (
 	}
 	// On objects other than LogicalClusters, kcp.io/path is checked
 	// against the object's workspace instead (Admit, Validate).
-	allowedAnnotationsBesidesLogicalClusters = append(allowedAnnotations[:len(allowedAnnotations):len(allowedAnnotations)], tenancy.PathAnnotation)
+	// authorization.kcp.io/required-groups: on a LogicalCluster, where it
+	// is enforced, the system's only (kcp lets the workspace's admin drop
+	// it there); on a Workspace the workspace admission decides.
+	allowedAnnotationsBesidesLogicalClusters = append(allowedAnnotations[:len(allowedAnnotations):len(allowedAnnotations)], tenancy.PathAnnotation,
+		tenancy.RequiredGroupsAnnotation)
 
 	allowedLabels = []string{
 		"claimed.internal.apis.kcp.io/",

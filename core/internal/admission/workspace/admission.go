@@ -19,6 +19,7 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
+	"github.com/meshplane/meshplane/core/internal/authorization/privileged"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
@@ -56,6 +57,18 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, o admission.
 	if !ok {
 		return apierrors.NewForbidden(tenancyv1alpha1.Resource("workspaces"), ws.Name,
 			fmt.Errorf("logical cluster %q is not a workspace: workspaces can only be created inside workspaces", parent))
+	}
+	if !privileged.System(ctx, a.GetUserInfo()) {
+		// As kcp: a child requires the groups its parent requires; only
+		// the system sets other ones.
+		if groups := lc.Annotations[tenancy.RequiredGroupsAnnotation]; groups != "" {
+			if ws.Annotations == nil {
+				ws.Annotations = map[string]string{}
+			}
+			ws.Annotations[tenancy.RequiredGroupsAnnotation] = groups
+		} else {
+			delete(ws.Annotations, tenancy.RequiredGroupsAnnotation)
+		}
 	}
 	parentPath := p.Index.Path(parent)
 	parentType, err := p.typeOf(ctx, lc.Annotations[tenancy.TypeAnnotation])

@@ -54,6 +54,8 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 			return admission.NewForbidden(a, fmt.Errorf("spec.URL is set by the system only"))
 		case ws.Annotations[tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey] != old.Annotations[tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey]:
 			return admission.NewForbidden(a, fmt.Errorf("annotation %s is set by the system only", tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey))
+		case ws.Annotations[tenancy.RequiredGroupsAnnotation] != old.Annotations[tenancy.RequiredGroupsAnnotation]:
+			return admission.NewForbidden(a, fmt.Errorf("annotation %s is set by the system only", tenancy.RequiredGroupsAnnotation))
 		}
 	}
 	return nil

@@ -66,6 +66,8 @@ func (r *schedulingReconciler) reconcile(ctx context.Context, parent string, ws 
 	// A missing or unreadable owner annotation leaves the owner empty: no
 	// admin binding is made, as before.
 	_ = json.Unmarshal([]byte(ws.Annotations[tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey]), owner)
+	// The LogicalCluster carries the groups the Workspace requires.
+	ctx = tenancy.WithRequiredGroups(ctx, ws.Annotations[tenancy.RequiredGroupsAnnotation])
 	if err := r.createLogicalCluster(ctx, cluster, path, t.ID(), url, owner, inits, terms,
 		&corev1alpha1.LogicalClusterOwner{APIVersion: tenancyv1alpha1.SchemeGroupVersion.String(), Resource: "workspaces",
 			Name: ws.Name, Cluster: parent, UID: ws.UID}); err != nil {
