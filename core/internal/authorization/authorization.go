@@ -99,6 +99,7 @@ func New(stored rbac.RuleSource, workspaces Workspaces, hook Webhook, layers ...
 // distinctRules lists each rule once: the bootstrap policy, a cluster's
 // RBAC and the webhook grant the same rules (discovery URLs above all),
 // which a SelfSubjectRulesReview (kubectl auth can-i --list) would repeat.
+// Rules that only overlap stay, as in kcp.
 type distinctRules struct {
 	authorizer.RuleResolver
 }
@@ -114,16 +115,14 @@ func (d distinctRules) RulesFor(ctx context.Context, u user.Info, namespace stri
 			keptRes = append(keptRes, r)
 		}
 	}
-	// Non-resource rules overlap URL by URL (one lists /healthz and /livez,
-	// another /healthz alone): each URL is kept once per set of verbs.
+	// Non-resource rules are kept as the roles have them (kcp lists
+	// system:discovery's and system:public-info-viewer's, which overlap).
 	keptNonRes := nonRes[:0:0]
 	for _, r := range nonRes {
-		for _, url := range r.GetNonResourceURLs() {
-			key := fmt.Sprint("n", r.GetVerbs(), url)
-			if !seen[key] {
-				seen[key] = true
-				keptNonRes = append(keptNonRes, &authorizer.DefaultNonResourceRuleInfo{Verbs: r.GetVerbs(), NonResourceURLs: []string{url}})
-			}
+		key := fmt.Sprint("n", r.GetVerbs(), r.GetNonResourceURLs())
+		if !seen[key] {
+			seen[key] = true
+			keptNonRes = append(keptNonRes, r)
 		}
 	}
 	return keptRes, keptNonRes, incomplete, err

@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
+
+	"github.com/meshplane/meshplane/core/internal/clusters"
 )
 
 // KCPAdminGroup is the group of kcp's admin user.
@@ -44,8 +46,8 @@ func init() {
 			rbacv1.PolicyRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}},
 			rbacv1.PolicyRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}),
 		clusterRole("system:discovery", rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{
-			"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/",
-			"/healthz", "/livez", "/readyz"}}),
+			"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
+			"/version", "/version/"}}),
 		clusterRole("system:basic-user", rbacv1.PolicyRule{Verbs: []string{"create"},
 			APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}},
 			rbacv1.PolicyRule{Verbs: []string{"create"}, APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"selfsubjectreviews"}}),
@@ -68,15 +70,25 @@ func init() {
 		binding("system:discovery", user.AllAuthenticated),
 		binding("system:basic-user", user.AllAuthenticated),
 		binding("system:public-info-viewer", user.AllAuthenticated, user.AllUnauthenticated),
-		binding("system:kcp:workspacetypes:use", user.AllAuthenticated),
 	}
+	rootBindings = append(ClusterRoleBindings[:len(ClusterRoleBindings):len(ClusterRoleBindings)],
+		binding("system:kcp:workspacetypes:use", user.AllAuthenticated))
 }
+
+// rootBindings are ClusterRoleBindings and, in root only, the use of
+// root's universal and team workspace types (the check is asked where the
+// type is): elsewhere a type of those names is nobody's to use by default,
+// and a SelfSubjectRulesReview lists kcp's default rules only.
+var rootBindings []*rbacv1.ClusterRoleBinding
 
 // Source serves the bootstrap policy in every cluster; it satisfies
 // rbac.RuleSource.
 type Source struct{}
 
 func (Source) ListClusterRoleBindings(ctx context.Context, cluster string) ([]*rbacv1.ClusterRoleBinding, error) {
+	if cluster == clusters.Root {
+		return rootBindings, nil
+	}
 	return ClusterRoleBindings, nil
 }
 
