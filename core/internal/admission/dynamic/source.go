@@ -165,14 +165,15 @@ func (s *Source) HasSynced() bool {
 }
 
 // Clusters returns the clusters whose hooks apply to a request on
-// resource in cluster: the cluster itself and, for a resource the
-// cluster binds from an APIExport, the export's cluster (kcp's rule).
+// resource in cluster, as kcp's webhook and policy plugins pick them: for
+// a resource the cluster binds from an APIExport, the export's cluster
+// only (the consumer's own hooks are not called for it); otherwise the
+// cluster itself.
 func (s *Source) Clusters(cluster string, resource schema.GroupResource) []string {
-	out := []string{cluster}
-	if export := s.exportCluster(cluster, resource); export != "" && export != cluster {
-		out = append(out, export)
+	if export := s.exportCluster(cluster, resource); export != "" {
+		return []string{export}
 	}
-	return out
+	return []string{cluster}
 }
 
 // exportCluster returns the cluster of the APIExport cluster binds
