@@ -37,6 +37,7 @@ func (p *parts) installGarbageCollector() controller {
 		}
 		return p.customKind(cluster, gk)
 	})
+	gc.InvalidOwner = p.gcInvalidOwnerEvents()
 	p.crdIndex.OnChange(gc.Refresh)
 	if p.quota != nil && p.quota.controller != nil {
 		gc.Changes = p.quota.controller.Changed

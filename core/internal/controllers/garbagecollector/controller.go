@@ -80,6 +80,10 @@ type Controller struct {
 	// quota controller recounts from it): one feed of object changes for
 	// all clusters instead of a second set of watches.
 	Changes func(cluster string, gr schema.GroupResource, namespace string, deleted bool)
+	// InvalidOwner, when set, records a warning about an owner reference
+	// of obj that cannot resolve (kube's OwnerRefInvalidNamespace event),
+	// with kube's message.
+	InvalidOwner func(ctx context.Context, cluster string, obj runtime.Object, ref metav1.OwnerReference, message string) error
 
 	graph    *graph
 	gone     goneOwners
@@ -294,6 +298,9 @@ func (c *Controller) reconcile(ctx context.Context, key runner.Key) (time.Durati
 	case m.GetDeletionTimestamp() != nil:
 		return 0, nil // going anyway
 	case len(m.GetOwnerReferences()) > 0:
+		if !kind.Namespaced {
+			c.reportInvalidOwners(ctx, key.Cluster, obj, m.GetOwnerReferences())
+		}
 		return c.ownersSt.reconcile(ctx, o, kind.Namespaced, m.GetOwnerReferences(), m.GetFinalizers())
 	}
 	return 0, nil

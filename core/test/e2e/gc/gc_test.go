@@ -309,3 +309,34 @@ func TestWorkspaceIsolation(t *testing.T) {
 	framework.RequireEqual(t, b.k.Run(t, "get", "configmap", "dep", "-n", ns, "-o", "jsonpath={.metadata.ownerReferences[0].uid}"),
 		string(ownerB.UID), "b's dependent keeps its reference")
 }
+
+// TestOwnerRefInvalidNamespace: a cluster-scoped object whose owner
+// reference names a namespaced kind cannot resolve it; as kube's
+// collector, the core keeps the object and reports a Warning event
+// OwnerRefInvalidNamespace on it (in namespace default).
+func TestOwnerRefInvalidNamespace(t *testing.T) {
+	c := newCluster(t, server(t), "e2e-gc-invalid")
+	owner := c.configMap(t, "ns-owner", nil)
+	r, err := c.cs.RbacV1().ClusterRoles().Create(framework.CallContext(t), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{
+		Name: "invalid-owner", OwnerReferences: []metav1.OwnerReference{cmRef(owner, false)}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating the clusterrole: %v", err)
+	}
+	var ev corev1.Event
+	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "an OwnerRefInvalidNamespace event on the clusterrole", func() (bool, string) {
+		l, err := c.cs.CoreV1().Events(metav1.NamespaceDefault).List(framework.CallContext(t), metav1.ListOptions{FieldSelector: "reason=OwnerRefInvalidNamespace"})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range l.Items {
+			if e.InvolvedObject.Name == r.Name && e.InvolvedObject.UID == r.UID {
+				ev = e
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d events", len(l.Items))
+	})
+	framework.RequireEqual(t, ev.Type+" "+ev.InvolvedObject.APIVersion+" "+ev.InvolvedObject.Kind, "Warning rbac.authorization.k8s.io/v1 ClusterRole", "type and involved object of the event")
+	framework.RequireEqual(t, ev.Message, fmt.Sprintf(`ownerRef [v1/ConfigMap, namespace: , name: ns-owner, uid: %s] does not exist in namespace ""`, owner.UID), "message of the event")
+	c.stays(t, "the clusterrole with an unresolvable owner", "clusterrole", r.Name)
+}
