@@ -63,7 +63,7 @@ func (p *parts) startControllers(ctx context.Context) error {
 	inf := p.informers
 	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installPermissionClaimLabel(), p.installAPIBinding(inf),
 		p.installDefaultAPIBindings(), p.installServiceAccounts(inf), p.installClusterRoleAggregation(inf),
-		p.installResourceQuota(inf), p.installGarbageCollector()}
+		p.installResourceQuota(inf), p.installGarbageCollector(), p.installPolicyStatus(inf)}
 	afterRoot := []controller{p.installWorkspace(inf), p.installLogicalCluster(), p.installUniversal(), p.installWorkspaceType(inf),
 		p.installWorkspaceMount(inf)}
 	go p.crdIndex.Run(ctx)

@@ -277,3 +277,28 @@ func TestExportMutatingPolicySetsCreator(t *testing.T) {
 		return out == "created by shard-admin", "spec.intent: " + out
 	})
 }
+
+// TestValidatingAdmissionPolicyStatus: as kube's status controller, the
+// core fills in status.observedGeneration and status.typeChecking of a
+// ValidatingAdmissionPolicy: an expression that reads a field the matched
+// kind does not have gets a warning.
+func TestValidatingAdmissionPolicyStatus(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	org := s.CreateOrg(t, "adm-vap-status")
+	k := s.KubectlFor(s.CreateWorkspaces(t, org.Path, "w")[0].Path)
+	k.RunStdin(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: typed}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["configmaps"]}]
+  validations:
+  - expression: "object.spec.replicas > 1"
+  - expression: "has(object.data)"
+`, "create", "-f", "-")
+	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "the policy's status", func() (bool, string) {
+		out := k.Run(t, "get", "validatingadmissionpolicy", "typed", "-o", "jsonpath={.status.observedGeneration}|{.status.typeChecking.expressionWarnings[*].fieldRef}|{.status.typeChecking.expressionWarnings[*].warning}")
+		return strings.HasPrefix(out, "1|spec.validations[0].expression|") && strings.Contains(out, "undefined field 'spec'"), out
+	})
+}
