@@ -33,3 +33,27 @@ func EnsureRootExports(ctx context.Context, exports client.Client[*apisv1alpha2.
 // BuiltinGroup reports whether the server serves group itself: a claim
 // on it names the server's resource whatever its identity hash.
 func (e *Exports) BuiltinGroup(group string) bool { return e.Builtin[group] }
+
+// rootExportOf names the root export that covers a resource the server
+// serves itself (kcp's root exports these APIs by identity).
+func rootExportOf(group, resource string) (string, bool) {
+	switch {
+	case group == "tenancy.kcp.io":
+		return "tenancy.kcp.io", true
+	case group == "core.kcp.io" && resource == "shards":
+		return "shards.core.kcp.io", true
+	}
+	return "", false
+}
+
+// BuiltinIdentity reports whether identity is the identity of root's
+// export of group/resource, a resource the server serves itself: kcp
+// names such resources <resource>:<identity> on the wildcard.
+func (e *Exports) BuiltinIdentity(ctx context.Context, group, resource, identity string) bool {
+	name, ok := rootExportOf(group, resource)
+	if !ok || identity == "" {
+		return false
+	}
+	export, err := e.Export(ctx, clusters.Root, name)
+	return err == nil && export.Status.IdentityHash == identity
+}

@@ -45,6 +45,7 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 	chain := handlerchain.Build(authorization.WithDeepReviews(withClusterChecks(listlimit.WithLimit(bodylimits.WithLimits(homes, builtinapi.Codecs), maxTenantLists))), c, p.signals)
 	chain = impersonation.WithScope(chain)
 	chain = handlerchain.WithShardLevelPaths(chain)
+	chain = withBuiltinIdentities(chain, p.exports)
 	chain = clusters.WithClusterPath(chain, builtinapi.Codecs, p.index.Resolve)
 	chain = p.withMounts(chain, c)
 	chain = serviceaccount.WithClusterFromToken(chain, clusters.Prefix, clusters.IsValidName)

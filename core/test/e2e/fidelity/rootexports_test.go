@@ -66,3 +66,34 @@ func TestRootExportsKcpAPIs(t *testing.T) {
 		t.Errorf("root's tenancy.kcp.io export identity %q, want a hex sha256", h)
 	}
 }
+
+// TestCrossClusterWorkspaceList checks kcp's conformance test: Workspaces
+// are listed across all logical clusters as
+// /clusters/*/apis/tenancy.kcp.io/v1alpha1/workspaces:<identity of root's
+// tenancy.kcp.io export>; another identity names nothing (404).
+func TestCrossClusterWorkspaceList(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	identity := s.WaitExportIdentity(t, framework.Workspace{Path: "root", Cluster: "root"}, "tenancy.kcp.io")
+	var want []string
+	for _, prefix := range []string{"crosslist-a", "crosslist-b"} {
+		org := s.CreateOrg(t, prefix)
+		s.CreateWorkspaces(t, org.Path, "child")
+		want = append(want, org.Cluster+"/child")
+	}
+	path := "/clusters/*/apis/tenancy.kcp.io/v1alpha1/workspaces:"
+	r := s.AdminRequest(t, "GET", path+identity, nil)
+	framework.RequireCode(t, r, "the wildcard list of workspaces with the tenancy.kcp.io identity", 200)
+	var list unstructured.UnstructuredList
+	r.JSON(t, &list)
+	got := map[string]bool{}
+	for _, it := range list.Items {
+		got[it.GetAnnotations()["kcp.io/cluster"]+"/"+it.GetName()] = true
+	}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("the wildcard list of workspaces lacks %s (%d items)", w, len(list.Items))
+		}
+	}
+	framework.RequireCode(t, s.AdminRequest(t, "GET", path+strings.Repeat("0f", 32), nil), "the wildcard list of workspaces with another identity", 404)
+}
