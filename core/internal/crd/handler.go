@@ -63,8 +63,14 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 		}
 	} else {
 		crd = h.Index.Get(cluster, info.Resource+"."+info.APIGroup)
-		if crd != nil && cluster == clusters.Wildcard && crd.Annotations[IdentityAnnotation] != "" {
+		switch {
+		case crd == nil || cluster != clusters.Wildcard:
+		case crd.Annotations[IdentityAnnotation] != "":
 			crd = nil // bound resources need their identity on the wildcard
+		case !partialMetadata(r):
+			// As kcp: the CRDs of several clusters need not agree on a
+			// schema; across clusters only their metadata is served.
+			crd = nil
 		}
 	}
 	if crd == nil || !established(crd) || !served(crd, info.APIVersion) {
@@ -255,4 +261,15 @@ func (h *Handler) Registry(crd *apiextensionsv1.CustomResourceDefinition) (*cust
 		return st.CustomResource, nil
 	}
 	return nil, fmt.Errorf("CustomResourceDefinition %s serves no version", crd.Name)
+}
+
+// partialMetadata reports whether a request asks for metadata only
+// (Accept: ...;as=PartialObjectMetadata[List];g=meta.k8s.io).
+func partialMetadata(r *http.Request) bool {
+	for _, accept := range r.Header.Values("Accept") {
+		if strings.Contains(accept, "as=PartialObjectMetadata") {
+			return true
+		}
+	}
+	return false
 }

@@ -1,8 +1,15 @@
 package fidelity
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
@@ -83,4 +90,52 @@ func TestReservedCRDGroups(t *testing.T) {
 		_, stderr, err := k.RunErr(t, "get", "cowboys.contrib.kcp.io", "-A")
 		return err == nil, stderr
 	})
+}
+
+// TestWildcardListOfCRDs checks kcp's conformance test: across all logical
+// clusters, a resource of CRDs (no identity; their schemas may differ) is
+// not served as a whole (404), but a PartialObjectMetadata list works and
+// shows the objects of every cluster.
+func TestWildcardListOfCRDs(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	org := s.CreateOrg(t, "wildcrd")
+	ws := s.CreateWorkspaces(t, org.Path, "w1", "w2")
+	group := org.Cluster + ".example.com" // unique to this test
+	for _, w := range ws {
+		k := s.KubectlFor(w.Path)
+		k.RunStdin(t, framework.SchemalessCRD(group, "things", "Thing"), "create", "-f", "-")
+		framework.Eventually(t, 30*time.Second, 250*time.Millisecond, "things to be served in "+w.Path, func() (bool, string) {
+			_, stderr, err := k.RunStdinErr(t, "apiVersion: "+group+"/v1\nkind: Thing\nmetadata: {name: thing-"+w.Name+", namespace: default}\n", "create", "-f", "-")
+			return err == nil, stderr
+		})
+	}
+	path := "/clusters/*/apis/" + group + "/v1/things"
+	framework.RequireCode(t, s.AdminRequest(t, "GET", path, nil), "a wildcard list of the CRDs' resource", 404)
+	req, err := http.NewRequestWithContext(framework.CallContext(t), "GET", s.BaseURL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+	req.Header.Set("Authorization", "Bearer "+s.AdminToken(t))
+	resp, err := s.HTTPClient(t).Do(req)
+	if err != nil {
+		t.Fatalf("a wildcard PartialObjectMetadata list: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("a wildcard PartialObjectMetadata list of the CRDs' resource: %d %s", resp.StatusCode, body)
+	}
+	var list metav1.PartialObjectMetadataList
+	if err := json.Unmarshal(body, &list); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range list.Items {
+		got = append(got, it.Name)
+	}
+	sort.Strings(got)
+	framework.RequireEqual(t, strings.Join(got, ","), "thing-w1,thing-w2", "things listed across clusters")
+	framework.RequireEqual(t, list.Kind, "PartialObjectMetadataList", "the list's kind")
 }
