@@ -40,7 +40,7 @@ func WithOpenAPI(next http.Handler, exports Exports, static http.Handler) http.H
 		served := servedBy(export)
 		h := &clusterspec.Handler{CRDs: fixedCRDs(crds), Static: static, Next: next}
 		if p != "/openapi/v3" {
-			if group, ok := groupOf(strings.TrimPrefix(p, "/openapi/v3/")); ok && served[group] == nil {
+			if !servedPath(strings.TrimPrefix(p, "/openapi/v3/"), served) {
 				fail(w, r, apierrors.NewNotFound(schema.GroupResource{}, p))
 				return
 			}
@@ -65,7 +65,7 @@ func WithOpenAPI(next http.Handler, exports Exports, static http.Handler) http.H
 		// The documents are under the virtual workspace's prefix.
 		prefix := "/services/apiexport/" + t.Cluster + "/" + t.Name
 		for path, v := range index.Paths {
-			if group, ok := groupOf(path); !ok || served[group] == nil {
+			if !servedPath(path, served) {
 				delete(index.Paths, path)
 				continue
 			}
@@ -81,17 +81,21 @@ func WithOpenAPI(next http.Handler, exports Exports, static http.Handler) http.H
 	})
 }
 
-// groupOf returns the group of an OpenAPI v3 path (api/v1, apis/<g>/<v>);
-// ok is false for paths of no group version (api, apis, version).
-func groupOf(path string) (string, bool) {
+// servedPath reports whether an OpenAPI v3 path is listed through the
+// virtual workspace, as kcp lists them: the discovery documents (api when
+// the core group is served, apis, version) and the groups and group
+// versions the export serves there.
+func servedPath(path string, served discovery.Served) bool {
 	parts := strings.Split(path, "/")
 	switch {
-	case len(parts) == 2 && parts[0] == "api":
-		return "", true
-	case len(parts) == 3 && parts[0] == "apis":
-		return parts[1], true
+	case path == "apis" || path == "version":
+		return true
+	case parts[0] == "api" && len(parts) <= 2:
+		return served[""] != nil
+	case parts[0] == "apis" && (len(parts) == 2 || len(parts) == 3):
+		return served[parts[1]] != nil
 	}
-	return "", false
+	return false
 }
 
 // fixedCRDs lists the same CRDs for every cluster.

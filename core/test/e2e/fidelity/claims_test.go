@@ -238,8 +238,8 @@ func TestAPIExportVirtualWorkspaceDiscovery(t *testing.T) {
 	}
 	sort.Strings(paths)
 	framework.RequireEqual(t, strings.Join(paths, ","),
-		"api/v1,apis/apis.kcp.io/v1alpha1,apis/apis.kcp.io/v1alpha2,apis/claims.example.com/v1,apis/core.kcp.io/v1alpha1",
-		"group versions of the OpenAPI v3 index through the virtual workspace")
+		"api,api/v1,apis,apis/apis.kcp.io,apis/apis.kcp.io/v1alpha1,apis/apis.kcp.io/v1alpha2,apis/claims.example.com/v1,apis/core.kcp.io,apis/core.kcp.io/v1alpha1,version",
+		"paths of the OpenAPI v3 index through the virtual workspace (kcp's: discovery documents, groups, group versions)")
 	k := &framework.Kubectl{Kubeconfig: c.s.Kubeconfig, CacheDir: t.TempDir(),
 		GlobalArgs: []string{"--context", "shard-base", "--server", c.url + "/clusters/*", "--token", c.token}}
 	framework.RequireContains(t, k.Run(t, "explain", "sprockets"), "KIND:       Sprocket", "kubectl explain sprockets through the virtual workspace")
