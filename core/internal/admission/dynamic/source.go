@@ -165,15 +165,14 @@ func (s *Source) HasSynced() bool {
 }
 
 // Clusters returns the clusters whose hooks apply to a request on
-// resource in cluster, as kcp's webhook and policy plugins pick them: for
-// a resource the cluster binds from an APIExport, the export's cluster
-// only (the consumer's own hooks are not called for it); otherwise the
-// cluster itself.
+// resource in cluster: the cluster itself and, for a resource the
+// cluster binds from an APIExport, the export's cluster (kcp's rule).
 func (s *Source) Clusters(cluster string, resource schema.GroupResource) []string {
-	if export := s.exportCluster(cluster, resource); export != "" {
-		return []string{export}
+	out := []string{cluster}
+	if export := s.exportCluster(cluster, resource); export != "" && export != cluster {
+		out = append(out, export)
 	}
-	return []string{cluster}
+	return out
 }
 
 // exportCluster returns the cluster of the APIExport cluster binds

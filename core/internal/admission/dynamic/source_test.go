@@ -96,7 +96,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestClustersOfBoundResourcesAreTheExports(t *testing.T) {
+func TestClustersAddsTheExportClusterOfBoundResources(t *testing.T) {
 	f := newFixture(t)
 	f.run(t)
 	b := &apisv1alpha2.APIBinding{ObjectMeta: objMeta("consumer", "", "cowboys", "b1")}
@@ -110,7 +110,7 @@ func TestClustersOfBoundResourcesAreTheExports(t *testing.T) {
 		resource schema.GroupResource
 		want     []string
 	}{
-		{"consumer", schema.GroupResource{Group: "wildwest.dev", Resource: "cowboys"}, []string{"provider"}},
+		{"consumer", schema.GroupResource{Group: "wildwest.dev", Resource: "cowboys"}, []string{"consumer", "provider"}},
 		{"consumer", schema.GroupResource{Resource: "configmaps"}, []string{"consumer"}},
 		{"consumer", schema.GroupResource{Group: "wildwest.dev", Resource: "horses"}, []string{"consumer"}},
 		{"other", schema.GroupResource{Group: "wildwest.dev", Resource: "cowboys"}, []string{"other"}},

@@ -159,7 +159,7 @@ spec:
 `
 
 // A ValidatingAdmissionPolicy in an APIExport's workspace applies to the
-// export's resources in a consumer workspace; the consumer's own do not.
+// export's resources in a consumer workspace.
 func TestExportPolicyAppliesToConsumers(t *testing.T) {
 	t.Parallel()
 	s := server(t)
@@ -181,48 +181,7 @@ func TestExportPolicyAppliesToConsumers(t *testing.T) {
 		return strings.Contains(stderr, "cowboys may not rob"), stderr
 	})
 	kc.RunStdin(t, cowboy("rider", "ride"), "create", "-f", "-")
-
-	// The consumer's own policies are not applied to the bound resource
-	// (kcp asks only the export's workspace): once its configmap policy
-	// refuses, its cowboy policy, applied with it, still does not.
-	kc.RunStdin(t, consumerPolicies, "apply", "-f", "-")
-	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "the consumer's own configmap policy to refuse", func() (bool, string) {
-		n++
-		_, stderr, _ := kc.RunErr(t, "create", "configmap", fmt.Sprintf("ride-%d", n), "-n", "ranch", "--from-literal=ride=yes")
-		return strings.Contains(stderr, "no riding configmaps"), stderr
-	})
-	kc.RunStdin(t, cowboy("rider-2", "ride"), "create", "-f", "-")
 }
-
-// consumerPolicies refuse riding configmaps and riding cowboys.
-const consumerPolicies = `apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: no-riding-configmaps}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules: [{apiGroups: [""], apiVersions: ["*"], operations: ["CREATE"], resources: ["configmaps"]}]
-  validations: [{expression: "!has(object.data) || !('ride' in object.data)", message: "no riding configmaps"}]
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: no-riding-configmaps}
-spec: {policyName: no-riding-configmaps, validationActions: [Deny]}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: no-riding-cowboys}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules: [{apiGroups: ["wildwest.dev"], apiVersions: ["*"], operations: ["CREATE"], resources: ["cowboys"]}]
-  validations: [{expression: "object.spec.intent != 'ride'", message: "no riding cowboys"}]
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: no-riding-cowboys}
-spec: {policyName: no-riding-cowboys, validationActions: [Deny]}
-`
 
 const creatorPolicy = `apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingAdmissionPolicy
