@@ -61,6 +61,11 @@ func Install(c *restful.Container, m *mux.PathRecorderMux, v2 *common.Config, v3
 		handler.NewOpenAPIServiceLazy(doc).RegisterOpenAPIVersionedService("/openapi/v2", m)
 	}
 	if v3 != nil {
+		// builder3 deletes from the extension maps of the definitions it is
+		// given, which once shares between builds: the group documents,
+		// built concurrently for the first /openapi/v3 index, are built one
+		// at a time (concurrent map writes crashed the server).
+		var building sync.Mutex
 		service := handler3.NewOpenAPIService()
 		if err := service.RegisterOpenAPIV3VersionedService("/openapi/v3", m); err != nil {
 			return fmt.Errorf("registering /openapi/v3: %w", err)
@@ -68,6 +73,8 @@ func Install(c *restful.Container, m *mux.PathRecorderMux, v2 *common.Config, v3
 		for _, ws := range c.RegisteredWebServices() {
 			gv := strings.TrimPrefix(ws.RootPath(), "/")
 			service.UpdateGroupVersionLazy(gv, cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
+				building.Lock()
+				defer building.Unlock()
 				s, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), v3)
 				if err != nil {
 					return nil, "", fmt.Errorf("building the OpenAPI v3 document of %s: %w", gv, err)
