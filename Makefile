@@ -55,20 +55,24 @@ IMAGE_PACKAGES := ./core/cmd/meshplane ./proxy/cmd/front-proxy ./operators/cmd/o
 	./operators/cmd/security-operator ./operators/cmd/account-operator ./webhook/cmd/rebac-authz-webhook \
 	./gateway/cmd/graphql-gateway ./platform/cmd/meshplane-platform ./examples/mongodb/cmd/mongodb-provider \
 	./examples/postgres/cmd/postgres-provider ./examples/mounts/cmd/kubecluster-mounts ./images/cmd/pause
+# IMAGES="pause meshplane" builds only those.
+IMAGES ?= $(notdir $(IMAGE_PACKAGES))
+SELECTED_IMAGE_PACKAGES := $(strip $(foreach p,$(IMAGE_PACKAGES),$(if $(filter $(notdir $(p)),$(IMAGES)),$(p))))
 
 ## images: build static binaries (CGO_ENABLED=0) into bin/static/ and write an OCI image archive
 ## per binary to bin/images/<name>.tar as $(IMAGE_REGISTRY)/<name>:$(VERSION) (IMAGE_REGISTRY
-## overrides the registry); CONTAINERD_ADDRESS=<socket> also imports them into that containerd's
-## k8s.io namespace (ctr images import)
+## overrides the registry; IMAGES="pause meshplane" builds only those); CONTAINERD_ADDRESS=<socket>
+## also imports them into that containerd's k8s.io namespace (ctr images import)
 images:
+	@if [ -z "$(SELECTED_IMAGE_PACKAGES)" ]; then echo "IMAGES names no image of: $(notdir $(IMAGE_PACKAGES))"; exit 1; fi
 	@mkdir -p $(STATIC_BIN) $(IMAGES_DIR)
-	./scripts/fetch-graphiql.sh
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(STATIC_BIN)/ $(IMAGE_PACKAGES)
+	$(if $(filter graphql-gateway,$(IMAGES)),./scripts/fetch-graphiql.sh)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(STATIC_BIN)/ $(SELECTED_IMAGE_PACKAGES)
 	cd images && $(GO) build -o $(BIN)/ ./cmd/image-builder
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(BIN)/image-builder --registry $(IMAGE_REGISTRY) \
 		--version $(VERSION) --source $(IMAGE_SOURCE) --revision $(IMAGE_REVISION) --out $(IMAGES_DIR) \
-		$(addprefix $(STATIC_BIN)/,$(notdir $(IMAGE_PACKAGES)))
-	$(if $(CONTAINERD_ADDRESS),for f in $(addprefix $(IMAGES_DIR)/,$(addsuffix .tar,$(notdir $(IMAGE_PACKAGES)))); do \
+		$(addprefix $(STATIC_BIN)/,$(notdir $(SELECTED_IMAGE_PACKAGES)))
+	$(if $(CONTAINERD_ADDRESS),for f in $(addprefix $(IMAGES_DIR)/,$(addsuffix .tar,$(notdir $(SELECTED_IMAGE_PACKAGES)))); do \
 		ctr --address $(CONTAINERD_ADDRESS) -n k8s.io images import $$f || exit 1; done)
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);

@@ -7,6 +7,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,13 +18,13 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "image-builder:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("image-builder", flag.ContinueOnError)
 	registry := fs.String("registry", "ghcr.io/meshplane", "registry and path every reference starts with")
 	version := fs.String("version", "", "tag and org.opencontainers.image.version of every image (required)")
@@ -93,7 +94,7 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-55s %s %6.1f MB %s\n", img.Ref, desc.Digest, float64(st.Size())/1e6, path)
+		fmt.Fprintf(stdout, "%-55s %s %6.1f MB %s\n", img.Ref, desc.Digest, float64(st.Size())/1e6, path)
 	}
 	return nil
 }
