@@ -1,7 +1,9 @@
 // Command meshplane-platform runs the whole Meshplane platform locally
 // (`make run`): the core and every component, as one process tree.
 // `meshplane-platform status [--root-directory DIR]` prints each
-// component's pid, state and restart count.
+// component's pid, state and restart count. `meshplane-platform
+// bootstrap` and `meshplane-platform key-file` are the Helm charts'
+// in-cluster helpers (bootstrap.go, keyfile.go).
 package main
 
 import (
@@ -17,8 +19,15 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "status" {
-		os.Exit(status(os.Args[2:]))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "status":
+			os.Exit(status(os.Args[2:]))
+		case "bootstrap":
+			os.Exit(bootstrapCmd(os.Args[2:]))
+		case "key-file":
+			os.Exit(keyFile(os.Args[2:]))
+		}
 	}
 	cfg, err := launcher.ParseFlags(os.Args[1:])
 	if err != nil {
