@@ -1,7 +1,9 @@
 // Command meshplane-platform runs the whole Meshplane platform locally
 // (`make run`): the core and every component, as one process tree.
 // `meshplane-platform status [--root-directory DIR]` prints each
-// component's pid, state and restart count.
+// component's pid, state and restart count. `meshplane-platform install`
+// and `uninstall` put the platform's Helm charts into a Kubernetes cluster
+// instead (package install).
 package main
 
 import (
@@ -13,12 +15,18 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/meshplane/meshplane/platform/install"
 	"github.com/meshplane/meshplane/platform/launcher"
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "status" {
-		os.Exit(status(os.Args[2:]))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "status":
+			os.Exit(status(os.Args[2:]))
+		case "install", "uninstall":
+			os.Exit(helmCommand(os.Args[1], os.Args[2:]))
+		}
 	}
 	cfg, err := launcher.ParseFlags(os.Args[1:])
 	if err != nil {
@@ -47,6 +55,38 @@ func status(args []string) int {
 		return 1
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "meshplane-platform status:", err)
+		return 1
+	}
+	return 0
+}
+
+// helmCommand runs install or uninstall: exit 0 on success, 1 when the
+// cluster refused or a component did not become ready, 2 on bad arguments.
+func helmCommand(name string, args []string) int {
+	o := install.NewOptions(embeddedCharts)
+	fs := flag.NewFlagSet("meshplane-platform "+name, flag.ContinueOnError)
+	run := install.Install
+	if name == "install" {
+		o.AddInstallFlags(fs)
+	} else {
+		o.AddUninstallFlags(fs)
+		run = install.Uninstall
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "meshplane-platform %s: unexpected arguments: %v\n", name, fs.Args())
+		return 2
+	}
+	if err := o.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "meshplane-platform %s: %v\n", name, err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintf(os.Stderr, "meshplane-platform %s: %v\n", name, err)
 		return 1
 	}
 	return 0
