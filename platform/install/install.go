@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,9 +49,9 @@ func Install(ctx context.Context, o *Options) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeoutFor())
 	defer cancel()
 	prog := newProgress(o.Out, o.ReleaseName, start)
-	watchCtx, stopWatch := context.WithCancel(ctx)
+	stopWatch := func() {}
 	if o.Wait {
-		prog.watch(watchCtx, c.client, o.Namespace)
+		stopWatch = prog.watch(ctx, c.client, o.Namespace)
 	}
 	rel, upgraded, err := o.apply(ctx, c, p)
 	stopWatch()
@@ -73,15 +74,18 @@ func Install(ctx context.Context, o *Options) error {
 	return nil
 }
 
-// failure adds to a failed install the components that are not ready and
-// why, read with a fresh deadline (the install's may be over).
+// failure adds to a failed wait (timeout, failed Job) the components that
+// are not ready and why, read with a fresh deadline (the install's may be
+// over). Other errors (a refused object, a pending release) stand alone.
 func (o *Options) failure(c *cluster, prog *progress, err error) error {
 	pending := prog.notReady()
-	if len(pending) == 0 {
+	failed := slices.ContainsFunc(pending, func(w workload) bool { return w.State.Failed })
+	timeout := errors.Is(err, context.DeadlineExceeded) || isTimeout(err)
+	if len(pending) == 0 || !(failed || timeout) {
 		return err
 	}
 	what := "failed"
-	if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+	if timeout {
 		what = fmt.Sprintf("not ready after %s", o.Timeout)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -127,7 +127,10 @@ func (o *Options) writeAdminKubeconfig(ctx context.Context, c *cluster, path str
 	if err != nil {
 		return "", fmt.Errorf("Secret %s/%s: %w", o.Namespace, name, err)
 	}
-	var coreURL string
+	var coreURL, currentCluster string
+	if cur := cfg.Contexts[cfg.CurrentContext]; cur != nil {
+		currentCluster = cur.Cluster
+	}
 	clusters := make([]string, 0, len(cfg.Clusters))
 	for n := range cfg.Clusters {
 		clusters = append(clusters, n)
@@ -152,7 +155,7 @@ func (o *Options) writeAdminKubeconfig(ctx context.Context, c *cluster, path str
 				out.forwards = append(out.forwards, ep.Forward)
 			}
 		}
-		if n == cfg.Contexts[cfg.CurrentContext].Cluster || coreURL == "" {
+		if n == currentCluster || coreURL == "" {
 			coreURL = (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
 		}
 	}

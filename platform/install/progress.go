@@ -104,8 +104,10 @@ func (p *progress) count() int {
 }
 
 // watch feeds p from informers on the release's Deployments, StatefulSets
-// and Jobs until ctx ends. It returns once the caches are synced.
-func (p *progress) watch(ctx context.Context, client kubernetes.Interface, namespace string) {
+// and Jobs. It returns once the caches are synced, with the function that
+// stops the informers (no line is printed after it returned).
+func (p *progress) watch(ctx context.Context, client kubernetes.Interface, namespace string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
 	f := informers.NewSharedInformerFactoryWithOptions(client, 0,
 		informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -142,10 +144,10 @@ func (p *progress) watch(ctx context.Context, client kubernetes.Interface, names
 	}))
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
-	go func() {
-		<-ctx.Done()
+	return func() {
+		cancel()
 		f.Shutdown()
-	}()
+	}
 }
 
 func selector(s *metav1.LabelSelector) labels.Selector {
