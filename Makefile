@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk core gateway platform bench providers operators examples examples/mounts webhook proxy
+MODULES := apis sdk charts core gateway platform bench providers operators examples examples/mounts webhook proxy
 # The binaries `make build` puts in bin/.
 BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench resident-pages account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider openfga security-operator rebac-authz-webhook front-proxy etcd-member
 # Test packages run in parallel: each e2e package starts one server, so more

@@ -187,3 +187,7 @@ require (
 )
 
 replace github.com/meshplane/meshplane/providers => ../providers
+
+require github.com/meshplane/meshplane/charts v0.0.0
+
+replace github.com/meshplane/meshplane/charts => ../charts

@@ -1,6 +1,7 @@
 package install
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +11,8 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/ignore"
+	"sigs.k8s.io/yaml"
 )
 
 // UmbrellaChart is the chart the command installs: the directory of that
@@ -53,13 +56,42 @@ func loadChart(fsys fs.FS, dir string) (*chart.Chart, error) {
 	return ch, nil
 }
 
-// chartFiles reads every file below dir, named relative to it (nested
-// charts under charts/ included: LoadFiles splits them off).
+// chartFiles reads the files below dir, named relative to it, as `helm
+// package` would take them: .helmignore applies. A chart with file://
+// dependencies takes them from their directories only, so what `helm
+// dependency build` left under charts/ (a possibly stale copy) is skipped.
 func chartFiles(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
+	rules := ignore.Empty()
+	if b, err := fs.ReadFile(fsys, path.Join(dir, ignore.HelmIgnore)); err == nil {
+		if rules, err = ignore.Parse(bytes.NewReader(b)); err != nil {
+			return nil, fmt.Errorf("chart %s: %s: %w", dir, ignore.HelmIgnore, err)
+		}
+	}
+	rules.AddDefaults()
+	skipVendored := false
+	if b, err := fs.ReadFile(fsys, path.Join(dir, "Chart.yaml")); err == nil {
+		var md chart.Metadata
+		if yaml.Unmarshal(b, &md) == nil {
+			for _, d := range md.Dependencies {
+				skipVendored = skipVendored || strings.HasPrefix(d.Repository, "file://")
+			}
+		}
+	}
 	var files []*loader.BufferedFile
 	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel := strings.TrimPrefix(p, dir+"/")
+		info, err := d.Info()
 		if err != nil {
 			return err
+		}
+		if rules.Ignore(rel, info) || (skipVendored && (rel == "charts" || strings.HasPrefix(rel, "charts/"))) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		if d.IsDir() {
 			return nil
@@ -68,7 +100,6 @@ func chartFiles(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
 		if err != nil {
 			return err
 		}
-		rel := strings.TrimPrefix(p, dir+"/")
 		files = append(files, &loader.BufferedFile{Name: rel, Data: data})
 		return nil
 	})

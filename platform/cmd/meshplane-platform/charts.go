@@ -1,8 +1,7 @@
 package main
 
-import "io/fs"
+import "github.com/meshplane/meshplane/charts"
 
 // embeddedCharts is the charts directory tree `install` uses without
-// --chart: charts.FS of github.com/meshplane/meshplane/charts once that
-// module is part of the workspace; until then --chart is required.
-var embeddedCharts fs.FS
+// --chart: every chart of charts/, the umbrella chart meshplane among them.
+var embeddedCharts = charts.FS

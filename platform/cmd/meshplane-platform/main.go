@@ -1,9 +1,11 @@
 // Command meshplane-platform runs the whole Meshplane platform locally
 // (`make run`): the core and every component, as one process tree.
 // `meshplane-platform status [--root-directory DIR]` prints each
-// component's pid, state and restart count. `meshplane-platform install`
-// and `uninstall` put the platform's Helm charts into a Kubernetes cluster
-// instead (package install).
+// component's pid, state and restart count. `meshplane-platform
+// bootstrap` and `meshplane-platform key-file` are the Helm charts'
+// in-cluster helpers (bootstrap.go, keyfile.go); `meshplane-platform
+// install` and `uninstall` put those charts into a Kubernetes cluster
+// (helmcmd.go, package install).
 package main
 
 import (
@@ -23,6 +25,10 @@ func main() {
 		switch os.Args[1] {
 		case "status":
 			os.Exit(status(os.Args[2:]))
+		case "bootstrap":
+			os.Exit(bootstrapCmd(os.Args[2:]))
+		case "key-file":
+			os.Exit(keyFile(os.Args[2:]))
 		case "install", "uninstall":
 			os.Exit(helmCommand(os.Args[1], os.Args[2:]))
 		}
