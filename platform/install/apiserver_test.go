@@ -139,7 +139,7 @@ func startEtcd(t *testing.T, dir string) string {
 	client := &url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(freePort(t))}
 	peer := &url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(freePort(t))}
 	cfg := embed.NewConfig()
-	cfg.Dir, cfg.LogLevel = dir, "error"
+	cfg.Dir, cfg.LogLevel = dir, "panic" // its shutdown logs errors
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*client}, []url.URL{*client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*peer}, []url.URL{*peer}
 	cfg.InitialCluster = cfg.Name + "=" + peer.String()

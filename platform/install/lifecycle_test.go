@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshplane/meshplane/charts"
 	"github.com/meshplane/meshplane/sdk/platformenv"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,14 +29,21 @@ func lifecycleOptions(kubeconfig, outDir string, out *bytes.Buffer) *Options {
 	return o
 }
 
-// The whole release lifecycle against a real kube-apiserver (no controller
-// manager, no kubelet): an install whose components never become ready
+// Against a real kube-apiserver (no controller manager, no kubelet): the
+// release lifecycle with the test chart, then the embedded charts.
+//
+// testLifecycle: an install whose components never become ready
 // fails after --timeout naming each one and its pod's last event; install
 // again upgrades; outputs point at the NodePorts; uninstall keeps the
 // volumes, a second uninstall has nothing to do, --delete-volumes deletes
 // them.
-func TestLifecycleOnKubeAPIServer(t *testing.T) {
+func TestOnKubeAPIServer(t *testing.T) {
 	kubeconfig := startKubeAPIServer(t)
+	t.Run("lifecycle", func(t *testing.T) { testLifecycle(t, kubeconfig) })
+	t.Run("embedded charts", func(t *testing.T) { testEmbeddedCharts(t, kubeconfig) })
+}
+
+func testLifecycle(t *testing.T, kubeconfig string) {
 	ctx := context.Background()
 	restCfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -259,5 +267,77 @@ func mustCreate(t *testing.T, create func() error) {
 	t.Helper()
 	if err := create(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testEmbeddedCharts installs the charts the binary embeds: the API server
+// accepts every object they render (Helm builds them against its OpenAPI
+// schema), the install waits and names every component that never becomes
+// ready (nothing runs pods here), and uninstall removes it all.
+func testEmbeddedCharts(t *testing.T, kubeconfig string) {
+	ctx := context.Background()
+	var out bytes.Buffer
+	o := NewOptions(charts.FS)
+	o.Kubeconfig, o.OutputDir, o.Out = kubeconfig, t.TempDir(), &out
+	o.Namespace, o.ReleaseName = "platform", "mp"
+	o.Timeout = 10 * time.Second
+	err := Install(ctx, o)
+	if err == nil {
+		t.Fatalf("install succeeded with no controller to make anything ready:\n%s", out.String())
+	}
+	for _, want := range []string{"not ready after 10s", "core 0/1: no pods", "openfga 0/1: no pods", "bootstrap 0/1: no pods"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("install error lacks %q:\n%v", want, err)
+		}
+	}
+	t.Logf("install of the embedded charts:\n%s%v", out.String(), err)
+	restCfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(restCfg)
+	if _, err := client.CoreV1().Secrets("platform").Get(ctx, "mp-admin-kubeconfig", metav1.GetOptions{}); err != nil {
+		t.Errorf("admin kubeconfig Secret: %v", err)
+	}
+
+	// Without waiting, the install returns once the objects exist, and the
+	// outputs come from the charts' own admin kubeconfig Secret.
+	out.Reset()
+	o.Wait, o.NodeAddress = false, "127.0.0.1"
+	o.Set = []string{"core.service.type=NodePort"}
+	if err := Install(ctx, o); err != nil {
+		t.Fatalf("install --wait=false: %v\n%s", err, out.String())
+	}
+	svc, err := client.CoreV1().Services("platform").Get(ctx, "mp-core", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := svc.Spec.Ports[0].NodePort
+	cfg, err := clientcmd.LoadFromFile(filepath.Join(o.OutputDir, AdminKubeconfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{"base": "", "root": "/clusters/root"} {
+		cl := cfg.Clusters[name]
+		if want := fmt.Sprintf("https://127.0.0.1:%d%s", port, path); cl == nil || cl.Server != want ||
+			cl.TLSServerName != "mp-core.platform.svc.cluster.local" || len(cl.CertificateAuthorityData) == 0 {
+			t.Errorf("admin kubeconfig cluster %s = %+v, want server %s, tls-server-name mp-core.platform.svc.cluster.local and the CA", name, cl, want)
+		}
+	}
+	env, err := platformenv.Read(filepath.Join(o.OutputDir, platformenv.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("https://127.0.0.1:%d", port); env["CORE_URL"] != want {
+		t.Errorf("platform.env CORE_URL=%q, want %q", env["CORE_URL"], want)
+	}
+	t.Logf("install --wait=false of the embedded charts:\n%s", out.String())
+
+	out.Reset()
+	if err := Uninstall(ctx, o); err != nil {
+		t.Fatalf("uninstall: %v\n%s", err, out.String())
+	}
+	if sts, err := client.AppsV1().StatefulSets("platform").List(ctx, metav1.ListOptions{}); err != nil || len(sts.Items) != 0 {
+		t.Errorf("StatefulSets left after uninstall: %v %v", err, sts)
 	}
 }

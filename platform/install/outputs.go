@@ -150,9 +150,11 @@ func (o *Options) writeAdminKubeconfig(ctx context.Context, c *cluster, path str
 			}
 			u.Host = ep.HostPort
 			cl.Server = u.String()
-			out.via["KUBECONFIG ("+n+")"] = ep.Via
 			if ep.Forward != "" {
 				out.forwards = append(out.forwards, ep.Forward)
+			}
+			if n == currentCluster || coreURL == "" {
+				out.via["KUBECONFIG"], out.via["CORE_URL"] = ep.Via, ep.Via
 			}
 		}
 		if n == currentCluster || coreURL == "" {
