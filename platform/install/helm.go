@@ -17,6 +17,8 @@ type cluster struct {
 	helm   *action.Configuration
 	client kubernetes.Interface
 	rest   *rest.Config
+	// forwarder is set with --port-forward.
+	forwarder *forwarder
 }
 
 func (o *Options) connect() (*cluster, error) {
@@ -46,7 +48,11 @@ func (o *Options) connect() (*cluster, error) {
 	if err := cfg.KubeClient.IsReachable(); err != nil {
 		return nil, fmt.Errorf("cluster of context %q: %w", flagOrCurrent(o.Context), err)
 	}
-	return &cluster{helm: cfg, client: client, rest: restCfg}, nil
+	c := &cluster{helm: cfg, client: client, rest: restCfg}
+	if o.PortForward {
+		c.forwarder = &forwarder{rest: restCfg, client: client}
+	}
+	return c, nil
 }
 
 func flagOrCurrent(ctx string) string {

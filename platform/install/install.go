@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -46,14 +47,14 @@ func Install(ctx context.Context, o *Options) error {
 	}
 
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, o.timeoutFor())
+	applyCtx, cancel := context.WithTimeout(ctx, o.timeoutFor())
 	defer cancel()
 	prog := newProgress(o.Out, o.ReleaseName, start)
 	stopWatch := func() {}
 	if o.Wait {
-		stopWatch = prog.watch(ctx, c.client, o.Namespace)
+		stopWatch = prog.watch(applyCtx, c.client, o.Namespace)
 	}
-	rel, upgraded, err := o.apply(ctx, c, p)
+	rel, upgraded, err := o.apply(applyCtx, c, p)
 	stopWatch()
 	if err != nil {
 		return o.failure(c, prog, err)
@@ -66,11 +67,25 @@ func Install(ctx context.Context, o *Options) error {
 	if o.Wait && prog.count() > 0 {
 		fmt.Fprintf(o.Out, "all %d components ready\n", prog.count())
 	}
+	if c.forwarder != nil {
+		defer c.forwarder.stop()
+	}
 	out, err := o.writeOutputs(ctx, c)
 	if err != nil {
 		return fmt.Errorf("the platform is %s, but writing its outputs failed: %w", op, err)
 	}
-	out.print(o.Out, filepath.Join(out.dir, platformenv.FileName))
+	envFile := filepath.Join(out.dir, platformenv.FileName)
+	out.print(o.Out, envFile)
+	if c.forwarder == nil || !c.forwarder.active() {
+		return nil
+	}
+	// Like `make run`: the URLs live as long as this process, and so does
+	// platform.env.
+	fmt.Fprintln(o.Out, "forwarding; stop with Ctrl-C")
+	<-ctx.Done()
+	if err := os.Remove(envFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
 	return nil
 }
 

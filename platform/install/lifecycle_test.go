@@ -174,6 +174,17 @@ func testLifecycle(t *testing.T, kubeconfig string) {
 		}
 	})
 
+	t.Run("port-forward needs a Ready pod", func(t *testing.T) {
+		var out bytes.Buffer
+		o := lifecycleOptions(kubeconfig, t.TempDir(), &out)
+		o.Wait, o.PortForward = false, true
+		o.Set = []string{"bootstrap.enabled=false", "core.logLevel=7"} // ClusterIP Services
+		err := Install(ctx, o)
+		if err == nil || !strings.Contains(err.Error(), "Service meshplane-system/meshplane-core: no Ready pod to forward to") {
+			t.Errorf("--port-forward with no Ready pod: %v, want it named\n%s", err, out.String())
+		}
+	})
+
 	t.Run("bad input", func(t *testing.T) {
 		o := lifecycleOptions(kubeconfig, outDir, &bytes.Buffer{})
 		o.Context = "nowhere"

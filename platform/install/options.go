@@ -42,6 +42,9 @@ type Options struct {
 	AdminKubeconfigSecret string
 	// NodeAddress overrides the node address of NodePort URLs.
 	NodeAddress string
+	// PortForward reaches ClusterIP Services through local forwarded ports
+	// and keeps the command running.
+	PortForward bool
 
 	// Uninstall only.
 	DeleteVolumes bool
@@ -93,6 +96,7 @@ func (o *Options) AddInstallFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.ReuseValues, "reuse-values", false, "On upgrade, start from the release's current values instead of the chart's defaults.")
 	fs.StringVar(&o.OutputDir, "output-dir", o.OutputDir, "Directory for the admin kubeconfig and platform.env.")
 	fs.StringVar(&o.AdminKubeconfigSecret, "admin-kubeconfig-secret", "", "Secret (key \"kubeconfig\") the charts keep the platform's admin kubeconfig in (default <release-name>-admin-kubeconfig).")
+	fs.BoolVar(&o.PortForward, "port-forward", false, "Reach ClusterIP Services through local ports forwarded by the API server (as kubectl port-forward) and keep running until interrupted; platform.env then names 127.0.0.1 ports and is removed at exit.")
 	fs.StringVar(&o.NodeAddress, "node-address", "", "Address of a node for NodePort URLs (default: a Ready node's ExternalIP, else InternalIP).")
 }
 

@@ -193,7 +193,7 @@ func (o *Options) reachHost(ctx context.Context, c *cluster, u *url.URL) (endpoi
 	if !ok {
 		return endpoint{}, false, fmt.Errorf("Service %s/%s has no port %d (the admin kubeconfig's server %s)", ns, svcName, port, u)
 	}
-	ep, err := reach(ctx, c.client, svc, sp, o.NodeAddress)
+	ep, err := reach(ctx, c.client, svc, sp, o.NodeAddress, c.forwarder)
 	return ep, err == nil, err
 }
 
@@ -232,7 +232,7 @@ func (o *Options) serviceURL(ctx context.Context, c *cluster, svc *corev1.Servic
 	if !ok {
 		return "", endpoint{}, fmt.Errorf("Service %s/%s: no port %q (annotation %s)", svc.Namespace, svc.Name, portName, PortAnnotation)
 	}
-	ep, err := reach(ctx, c.client, svc, sp, o.NodeAddress)
+	ep, err := reach(ctx, c.client, svc, sp, o.NodeAddress, c.forwarder)
 	if err != nil {
 		return "", endpoint{}, err
 	}
@@ -277,6 +277,8 @@ func via(v string) string {
 		return "the Service's load balancer"
 	case viaNodePort:
 		return "a node's address and the Service's NodePort"
+	case viaPortForward:
+		return "forwarded through the API server while this command runs"
 	}
 	return "in-cluster only (ClusterIP): see port-forward below"
 }

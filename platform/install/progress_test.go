@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
 
@@ -113,6 +114,27 @@ func TestServiceOfHost(t *testing.T) {
 		name, ns := serviceOfHost(tc.host, "default-ns")
 		if name != tc.name || ns != tc.ns {
 			t.Errorf("serviceOfHost(%q) = %q, %q; want %q, %q", tc.host, name, ns, tc.name, tc.ns)
+		}
+	}
+}
+
+func TestTargetPort(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "core", Ports: []corev1.ContainerPort{{Name: "https", ContainerPort: 6443}, {Name: "metrics", ContainerPort: 9090}}},
+	}}}
+	for _, tc := range []struct {
+		port    corev1.ServicePort
+		want    int
+		wantErr bool
+	}{
+		{corev1.ServicePort{Port: 443, TargetPort: intstr.FromString("https")}, 6443, false},
+		{corev1.ServicePort{Port: 80, TargetPort: intstr.FromInt32(8080)}, 8080, false},
+		{corev1.ServicePort{Port: 8443}, 8443, false},
+		{corev1.ServicePort{Port: 443, TargetPort: intstr.FromString("grpc")}, 0, true},
+	} {
+		got, err := targetPort(pod, tc.port)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("targetPort(%+v) = %d, %v; want %d (error: %v)", tc.port, got, err, tc.want, tc.wantErr)
 		}
 	}
 }

@@ -17,6 +17,7 @@ const (
 	viaLoadBalancer = "LoadBalancer"
 	viaNodePort     = "NodePort"
 	viaClusterIP    = "ClusterIP" // in-cluster only: needs kubectl port-forward from outside
+	viaPortForward  = "port-forward"
 )
 
 // endpoint is a Service port as reached from this machine.
@@ -30,9 +31,10 @@ type endpoint struct {
 // reach finds how to reach port of svc from outside the cluster: the load
 // balancer's address when it has one (the address meant for clients), else
 // a node's address and the NodePort (type NodePort, or a LoadBalancer still
-// waiting for its address), else the in-cluster name (ClusterIP: only pods
-// and nodes reach it; the port-forward command is given instead).
-func reach(ctx context.Context, client kubernetes.Interface, svc *corev1.Service, port corev1.ServicePort, nodeAddress string) (endpoint, error) {
+// waiting for its address), else (ClusterIP: only pods and nodes reach it)
+// a local port forwarded through the API server when fw is set, or the
+// in-cluster name and the port-forward command to run.
+func reach(ctx context.Context, client kubernetes.Interface, svc *corev1.Service, port corev1.ServicePort, nodeAddress string, fw *forwarder) (endpoint, error) {
 	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 		for _, in := range svc.Status.LoadBalancer.Ingress {
 			host := in.IP
@@ -53,6 +55,13 @@ func reach(ctx context.Context, client kubernetes.Interface, svc *corev1.Service
 			}
 		}
 		return endpoint{HostPort: net.JoinHostPort(addr, strconv.Itoa(int(port.NodePort))), Via: viaNodePort}, nil
+	}
+	if fw != nil {
+		hostPort, err := fw.forward(ctx, svc, port)
+		if err != nil {
+			return endpoint{}, err
+		}
+		return endpoint{HostPort: hostPort, Via: viaPortForward}, nil
 	}
 	return endpoint{
 		HostPort: net.JoinHostPort(fmt.Sprintf("%s.%s.svc", svc.Name, svc.Namespace), strconv.Itoa(int(port.Port))),
