@@ -70,6 +70,15 @@ func testLifecycle(t *testing.T, kubeconfig string) {
 		return err
 	})
 	mustCreate(t, func() error {
+		po, err := client.CoreV1().Pods(testNamespace).Get(ctx, "meshplane-core-0", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		po.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", LastTransitionTime: metav1.Now()}}
+		_, err = client.CoreV1().Pods(testNamespace).UpdateStatus(ctx, po, metav1.UpdateOptions{})
+		return err
+	})
+	mustCreate(t, func() error {
 		now := metav1.Now()
 		_, err := client.CoreV1().Events(testNamespace).Create(ctx, &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Name: "meshplane-core-0.scheduling"},
@@ -97,7 +106,7 @@ func testLifecycle(t *testing.T, kubeconfig string) {
 				t.Errorf("install error lacks %q:\n%s", want, msg)
 			}
 		}
-		for _, want := range []string{"core 0/1\n", "gateway 0/1\n"} {
+		for _, want := range []string{"core 0/1 (Unschedulable)\n", "gateway 0/1\n"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("progress lacks %q:\n%s", want, out.String())
 			}

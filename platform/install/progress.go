@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -27,6 +29,16 @@ type workload struct {
 	Kind, Name string
 	Selector   labels.Selector
 	State      state
+
+	// printed is the last line's state (with its pods' reason); seen once printed.
+	printed state
+	seen    bool
+}
+
+// pod is what progress keeps of a pod of the release.
+type pod struct {
+	labels labels.Set
+	reason string
 }
 
 // component is the name a progress line shows: the object's name without
@@ -52,10 +64,11 @@ type progress struct {
 
 	mu        sync.Mutex
 	workloads map[string]*workload // by kind/name
+	pods      map[string]pod       // by name
 }
 
 func newProgress(out io.Writer, release string, start time.Time) *progress {
-	return &progress{out: out, release: release, start: start, now: time.Now, workloads: map[string]*workload{}}
+	return &progress{out: out, release: release, start: start, now: time.Now, workloads: map[string]*workload{}, pods: map[string]pod{}}
 }
 
 // observe records a workload's state and prints it when it changed.
@@ -63,12 +76,49 @@ func (p *progress) observe(w workload) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	key := w.Kind + "/" + w.Name
-	if old, ok := p.workloads[key]; ok && old.State == w.State {
-		old.Selector = w.Selector
-		return
+	if old, ok := p.workloads[key]; ok {
+		w.printed, w.seen = old.printed, old.seen
 	}
 	p.workloads[key] = &w
-	fmt.Fprintln(p.out, formatLine(w.component(p.release), w.State, p.now().Sub(p.start)))
+	p.print(&w)
+}
+
+// observePod records why a pod of the release is not ready (nil: deleted)
+// and prints its workloads when that changed their line.
+func (p *progress) observePod(name string, po *pod) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old, had := p.pods[name]
+	if po == nil {
+		delete(p.pods, name)
+		po = &old
+	} else {
+		p.pods[name] = *po
+	}
+	for _, key := range slices.Sorted(maps.Keys(p.workloads)) {
+		if w := p.workloads[key]; w.Selector.Matches(po.labels) || (had && w.Selector.Matches(old.labels)) {
+			p.print(w)
+		}
+	}
+}
+
+// print writes w's line unless it is the one printed last. A workload not
+// ready shows the first reason its pods give: "core 0/1 (ImagePullBackOff)".
+func (p *progress) print(w *workload) {
+	st := w.State
+	if !st.Ready && !st.Failed {
+		for _, name := range slices.Sorted(maps.Keys(p.pods)) {
+			if po := p.pods[name]; po.reason != "" && w.Selector.Matches(po.labels) {
+				st.Text += " (" + po.reason + ")"
+				break
+			}
+		}
+	}
+	if w.seen && st == w.printed {
+		return
+	}
+	w.printed, w.seen = st, true
+	fmt.Fprintln(p.out, formatLine(w.component(p.release), st, p.now().Sub(p.start)))
 }
 
 // formatLine is one progress line; elapsed is shown once ready or failed.
@@ -142,6 +192,23 @@ func (p *progress) watch(ctx context.Context, client kubernetes.Interface, names
 		}
 		return workload{Kind: "Job", Name: j.Name, Selector: selector(j.Spec.Selector), State: jobState(j)}, true
 	}))
+	onPod := func(obj any) {
+		if po, ok := obj.(*corev1.Pod); ok {
+			p.observePod(po.Name, &pod{labels: po.Labels, reason: podReason(po)})
+		}
+	}
+	_, _ = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    onPod,
+		UpdateFunc: func(_, obj any) { onPod(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if po, ok := obj.(*corev1.Pod); ok {
+				p.observePod(po.Name, nil)
+			}
+		},
+	})
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
 	return func() {
@@ -156,4 +223,26 @@ func selector(s *metav1.LabelSelector) labels.Selector {
 		return labels.Nothing()
 	}
 	return sel
+}
+
+// podReason is why a pod is not ready, in Kubernetes' words: its first
+// unready container's waiting or termination reason (ContainerCreating,
+// ImagePullBackOff, CrashLoopBackOff, Error), else Unschedulable and the
+// like while it waits for a node; "" for a ready pod or none given.
+func podReason(po *corev1.Pod) string {
+	for _, c := range slices.Concat(po.Status.InitContainerStatuses, po.Status.ContainerStatuses) {
+		switch {
+		case c.Ready:
+		case c.State.Waiting != nil && c.State.Waiting.Reason != "":
+			return c.State.Waiting.Reason
+		case c.State.Terminated != nil && c.State.Terminated.Reason != "":
+			return c.State.Terminated.Reason
+		}
+	}
+	for _, c := range po.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
+			return c.Reason
+		}
+	}
+	return ""
 }

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
@@ -73,12 +74,17 @@ func TestProgressLines(t *testing.T) {
 	p := newProgress(&out, "meshplane", start)
 	now := start
 	p.now = func() time.Time { return now }
-	core := workload{Kind: "StatefulSet", Name: "meshplane-core"}
-	boot := workload{Kind: "Job", Name: "meshplane-bootstrap"}
+	coreLabels := labels.Set{"app.kubernetes.io/name": "core"}
+	core := workload{Kind: "StatefulSet", Name: "meshplane-core", Selector: labels.SelectorFromSet(coreLabels)}
+	boot := workload{Kind: "Job", Name: "meshplane-bootstrap", Selector: labels.Nothing()}
 
 	core.State = state{Text: "0/1"}
 	p.observe(core)
 	p.observe(core) // unchanged: no line
+	p.observePod("meshplane-core-0", &pod{labels: coreLabels, reason: "ContainerCreating"})
+	p.observePod("meshplane-core-0", &pod{labels: coreLabels, reason: "ContainerCreating"}) // unchanged
+	p.observePod("meshplane-core-0", &pod{labels: coreLabels, reason: "CrashLoopBackOff"})
+	p.observePod("other", &pod{labels: labels.Set{"app.kubernetes.io/name": "gateway"}, reason: "Error"}) // not core's
 	now = start.Add(12 * time.Second)
 	core.State = state{Ready: true, Text: "1/1"}
 	p.observe(core)
@@ -90,6 +96,8 @@ func TestProgressLines(t *testing.T) {
 
 	want := strings.Join([]string{
 		"core 0/1",
+		"core 0/1 (ContainerCreating)",
+		"core 0/1 (CrashLoopBackOff)",
 		"core 1/1 ready (12s)",
 		"bootstrap (job) running",
 		"bootstrap (job) complete (20s)",
@@ -135,6 +143,22 @@ func TestTargetPort(t *testing.T) {
 		got, err := targetPort(pod, tc.port)
 		if got != tc.want || (err != nil) != tc.wantErr {
 			t.Errorf("targetPort(%+v) = %d, %v; want %d (error: %v)", tc.port, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestPodReason(t *testing.T) {
+	for _, tc := range []struct {
+		status corev1.PodStatus
+		want   string
+	}{
+		{corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable"}}}, "Unschedulable"},
+		{corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}}}}, "ImagePullBackOff"},
+		{corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error"}}}}}, "Error"},
+		{corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Ready: true}}}, ""},
+	} {
+		if got := podReason(&corev1.Pod{Status: tc.status}); got != tc.want {
+			t.Errorf("podReason(%+v) = %q, want %q", tc.status, got, tc.want)
 		}
 	}
 }
