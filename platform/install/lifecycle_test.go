@@ -353,6 +353,26 @@ func testEmbeddedCharts(t *testing.T, kubeconfig string) {
 	}
 	t.Logf("install --wait=false of the embedded charts:\n%s", out.String())
 
+	// ClusterIP (the charts' default): the in-cluster server stays, and the
+	// way to reach it from here is printed.
+	out.Reset()
+	o.Set = nil
+	if err := Install(ctx, o); err != nil {
+		t.Fatalf("install: %v\n%s", err, out.String())
+	}
+	if cfg, err = clientcmd.LoadFromFile(filepath.Join(o.OutputDir, AdminKubeconfigFile)); err != nil {
+		t.Fatal(err)
+	}
+	if cl := cfg.Clusters["base"]; cl == nil || cl.Server != "https://mp-core.platform.svc.cluster.local:6443" || cl.TLSServerName != "" {
+		t.Errorf("admin kubeconfig base cluster with a ClusterIP core = %+v, want the in-cluster server unchanged", cl)
+	}
+	for _, want := range []string{"--port-forward", "kubectl -n platform port-forward svc/mp-core 6443:6443", "CORE_URL=https://mp-core.platform.svc.cluster.local:6443"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("install output with a ClusterIP core lacks %q:\n%s", want, out.String())
+		}
+	}
+	t.Logf("install --wait=false, ClusterIP:\n%s", out.String())
+
 	out.Reset()
 	if err := Uninstall(ctx, o); err != nil {
 		t.Fatalf("uninstall: %v\n%s", err, out.String())

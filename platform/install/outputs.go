@@ -144,6 +144,12 @@ func (o *Options) writeAdminKubeconfig(ctx context.Context, c *cluster, path str
 		}
 		if ep, ok, err := o.reachHost(ctx, c, u); err != nil {
 			return "", err
+		} else if ok && ep.Via == viaClusterIP {
+			// Reached from inside the cluster only: the server stays as it is.
+			out.forwards = append(out.forwards, ep.Forward)
+			if n == currentCluster || coreURL == "" {
+				out.via["KUBECONFIG"], out.via["CORE_URL"] = ep.Via, ep.Via
+			}
 		} else if ok {
 			if cl.TLSServerName == "" {
 				cl.TLSServerName = u.Hostname()
@@ -257,7 +263,10 @@ func (out *outputs) print(w interface{ Write([]byte) (int, error) }, envFile str
 		fmt.Fprintln(w, "note:", n)
 	}
 	if len(out.forwards) > 0 {
-		fmt.Fprintln(w, "ClusterIP Services are reached from inside the cluster only; from this machine run (and use 127.0.0.1 with the same port):")
+		fmt.Fprintln(w, "ClusterIP Services are reached from inside the cluster only. From this machine, run the same")
+		fmt.Fprintln(w, "install again with --port-forward (it changes nothing, forwards local ports while it runs and")
+		fmt.Fprintln(w, "writes their URLs), or install with the Services as NodePort or LoadBalancer; or forward by hand")
+		fmt.Fprintln(w, "(then use 127.0.0.1:<port>, kubectl with --tls-server-name <the in-cluster host>):")
 		for _, f := range slices.Compact(slices.Sorted(slices.Values(out.forwards))) {
 			fmt.Fprintln(w, "  "+f)
 		}
