@@ -3,7 +3,9 @@
 // `meshplane-platform status [--root-directory DIR]` prints each
 // component's pid, state and restart count. `meshplane-platform
 // bootstrap` and `meshplane-platform key-file` are the Helm charts'
-// in-cluster helpers (bootstrap.go, keyfile.go).
+// in-cluster helpers (bootstrap.go, keyfile.go); `meshplane-platform
+// install` and `uninstall` put those charts into a Kubernetes cluster
+// (helmcmd.go, package install).
 package main
 
 import (
@@ -27,6 +29,8 @@ func main() {
 			os.Exit(bootstrapCmd(os.Args[2:]))
 		case "key-file":
 			os.Exit(keyFile(os.Args[2:]))
+		case "install", "uninstall":
+			os.Exit(helmCommand(os.Args[1], os.Args[2:]))
 		}
 	}
 	cfg, err := launcher.ParseFlags(os.Args[1:])
