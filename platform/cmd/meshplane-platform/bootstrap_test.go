@@ -1,0 +1,249 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+
+	"github.com/meshplane/meshplane/platform/launcher"
+	"github.com/meshplane/meshplane/sdk/process"
+	"github.com/meshplane/meshplane/sdk/testing/framework"
+)
+
+// TestChartPlatformBootstrap runs what the Helm chart installs, short of a
+// cluster: the core with the arguments and the certificates, tokens and
+// service-account key the umbrella chart renders (so the core accepts
+// what Helm's template functions make), the chart's admin kubeconfig,
+// then the bootstrap's InCluster setup and the credential Secrets'
+// content; the account-operator's credential works in its provider
+// workspace and is refused in root.
+func TestChartPlatformBootstrap(t *testing.T) {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := renderChart(t, root)
+	pki := objs["Secret/mp-core-pki"].(*corev1.Secret).Data
+	sts := objs["StatefulSet/mp-core"].(*appsv1.StatefulSet)
+
+	dir := t.TempDir()
+	files := map[string][]byte{"ca.crt": pki["ca.crt"], "ca.key": pki["ca.key"], "admin-tokens": pki["admin-tokens"],
+		"service-account.key": pki["service-account.key"], "apiserver.crt": pki["serving-root.crt"], "apiserver.key": pki["serving-root.key"]}
+	for name, b := range files {
+		if len(b) == 0 {
+			t.Fatalf("the chart's core PKI has no %s", name)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ports, err := process.FreePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rendered arguments, on this machine's loopback and ports; the
+	// webhook is not running here.
+	var args []string
+	for _, a := range sts.Spec.Template.Spec.Containers[0].Args {
+		switch {
+		case strings.HasPrefix(a, "--authorization-webhook-"), strings.HasPrefix(a, "--root-directory="),
+			strings.HasPrefix(a, "--bind-address="), strings.HasPrefix(a, "--secure-port="):
+			continue
+		}
+		args = append(args, a)
+	}
+	args = append(args, "--root-directory="+dir, "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[0]),
+		"--embedded-etcd-client-port="+strconv.Itoa(ports[1]), "--embedded-etcd-peer-port="+strconv.Itoa(ports[2]))
+	bin, err := framework.MeshplaneBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	core, err := process.StartProcess(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = core.Stop(30 * time.Second)
+		if t.Failed() {
+			t.Logf("core log:\n%s", tail(logs.String(), 40))
+		}
+	})
+	url := fmt.Sprintf("https://127.0.0.1:%d", ports[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := process.WaitReady(ctx, url+"/readyz", 250*time.Millisecond, core.Exited()); err != nil {
+		t.Fatalf("the core did not get ready with the chart's PKI: %v", err)
+	}
+
+	// The chart's admin kubeconfig, with the server on this machine.
+	admin := objs["Secret/mp-admin-kubeconfig"].(*corev1.Secret).StringData["kubeconfig"]
+	cfg, err := clientcmd.Load([]byte(admin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = url + strings.TrimPrefix(c.Server, "https://mp-core.meshplane-system.svc.cluster.local:6443")
+	}
+	adminPath := filepath.Join(t.TempDir(), "admin.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, adminPath); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	ic := &launcher.InCluster{AdminKubeconfig: adminPath, Dir: work, TokenTTL: time.Hour, Logf: t.Logf}
+	if err := ic.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Idempotent: a second run (an upgrade, a restarted bootstrap) changes nothing and succeeds.
+	if err := ic.Run(ctx); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+
+	// The Secrets' content: the kubeconfig names the mounted token file.
+	s := &secretSync{dir: work, names: credentialNames(nil)}
+	for _, name := range s.names {
+		data, err := s.credential(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kc, err := clientcmd.Load(data["kubeconfig"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ai := range kc.AuthInfos {
+			if ai.TokenFile != credentialMount+"/token" || ai.Token != "" {
+				t.Errorf("%s: tokenFile %q, inline token %v", name, ai.TokenFile, ai.Token != "")
+			}
+		}
+		if len(data["token"]) == 0 {
+			t.Errorf("%s: no token", name)
+		}
+	}
+
+	// The account-operator's credential reads its export's endpoint slice,
+	// and is refused the root workspace's Secrets.
+	data, err := s.credential("account-operator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := clientcmd.Load(data["kubeconfig"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ai := range kc.AuthInfos {
+		ai.TokenFile = filepath.Join(work, "account-operator.token")
+	}
+	rc, err := clientcmd.NewDefaultClientConfig(*kc, nil).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices := schema.GroupVersionResource{Group: "apis.kcp.io", Version: "v1alpha1", Resource: "apiexportendpointslices"}
+	if _, err := dyn.Resource(slices).Get(ctx, "core.platform-mesh.io", metav1.GetOptions{}); err != nil {
+		t.Errorf("the account-operator's credential cannot read its endpoint slice: %v", err)
+	}
+	rootCfg := *rc
+	rootCfg.Host = url + "/clusters/root"
+	cs, err := kubernetes.NewForConfig(&rootCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A ServiceAccount's token counts in its own workspace only.
+	if _, err := cs.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) && !apierrors.IsForbidden(err) {
+		t.Errorf("the account-operator's credential listing Secrets in root: %v, want a refusal", err)
+	}
+}
+
+// renderChart renders the umbrella chart (dependencies copied in place)
+// with the pinned helm of bin/ and returns its objects by Kind/name.
+func renderChart(t *testing.T, root string) map[string]any {
+	t.Helper()
+	helm := filepath.Join(root, "bin", "helm")
+	if out, err := exec.Command(filepath.Join(root, "scripts", "install-helm.sh")).CombinedOutput(); err != nil {
+		t.Fatalf("install-helm.sh: %v: %s", err, out)
+	}
+	chart := filepath.Join(t.TempDir(), "meshplane")
+	if out, err := exec.Command("cp", "-r", filepath.Join(root, "charts", "meshplane"), chart).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if err := os.MkdirAll(filepath.Join(chart, "charts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"core", "openfga", "rebac-authz-webhook", "account-operator", "security-operator", "graphql-gateway", "examples"} {
+		if out, err := exec.Command("cp", "-r", filepath.Join(root, "charts", c), filepath.Join(chart, "charts", c)).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+	}
+	cmd := exec.Command(helm, "template", "mp", chart, "--namespace", "meshplane-system")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	objs := map[string]any{}
+	r := utilyaml.NewYAMLReader(bufioReader(out))
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &meta); err != nil || meta.Kind == "" {
+			continue
+		}
+		var obj any
+		switch meta.Kind {
+		case "Secret":
+			obj = &corev1.Secret{}
+		case "StatefulSet":
+			obj = &appsv1.StatefulSet{}
+		default:
+			continue
+		}
+		if err := yaml.Unmarshal(doc, obj); err != nil {
+			t.Fatal(err)
+		}
+		objs[meta.Kind+"/"+obj.(metav1.Object).GetName()] = obj
+	}
+	for _, want := range []string{"Secret/mp-core-pki", "Secret/mp-admin-kubeconfig", "StatefulSet/mp-core"} {
+		if objs[want] == nil {
+			t.Fatalf("the chart rendered no %s", want)
+		}
+	}
+	return objs
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
