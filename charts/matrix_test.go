@@ -89,6 +89,9 @@ func TestRenderMatrix(t *testing.T) {
 			}
 			checkProductionShape(t, objs)
 			checkKubeconfigs(t, objs)
+			for _, err := range checkPaths(objs) {
+				t.Error(err)
+			}
 			for _, err := range checkAllArgs(t, objs) {
 				t.Error(err)
 			}
