@@ -36,7 +36,8 @@ import (
 // what Helm's template functions make), the chart's admin kubeconfig,
 // then the bootstrap's InCluster setup and the credential Secrets'
 // content; the account-operator's credential works in its provider
-// workspace and is refused in root.
+// workspace and is refused in root, and the account-operator gets ready
+// with the chart's arguments and that credential.
 func TestChartPlatformBootstrap(t *testing.T) {
 	root, err := framework.RepoRoot()
 	if err != nil {
@@ -177,6 +178,56 @@ func TestChartPlatformBootstrap(t *testing.T) {
 	if _, err := cs.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) && !apierrors.IsForbidden(err) {
 		t.Errorf("the account-operator's credential listing Secrets in root: %v, want a refusal", err)
 	}
+
+	// The account-operator runs with the chart's arguments and the
+	// credential Secret's files where the chart mounts them, and gets ready.
+	credDir := t.TempDir()
+	for _, ai := range kc.AuthInfos {
+		ai.TokenFile = filepath.Join(credDir, "token")
+	}
+	if err := clientcmd.WriteToFile(*kc, filepath.Join(credDir, "kubeconfig")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(credDir, "token"), data["token"], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	op := objs["Deployment/mp-account-operator"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
+	opPorts, err := process.FreePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := "127.0.0.1:" + strconv.Itoa(opPorts[1])
+	var opArgs []string
+	for _, a := range op.Args {
+		a = strings.ReplaceAll(a, credentialMount, credDir)
+		switch {
+		case strings.HasPrefix(a, "--metrics-bind-address="):
+			a = "--metrics-bind-address=127.0.0.1:" + strconv.Itoa(opPorts[0])
+		case strings.HasPrefix(a, "--health-probe-bind-address="):
+			a = "--health-probe-bind-address=" + health
+		}
+		opArgs = append(opArgs, a)
+	}
+	opBin, err := framework.Binary("account-operator", "operators", "./cmd/account-operator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opLogs bytes.Buffer
+	opCmd := exec.Command(opBin, opArgs...)
+	opCmd.Stdout, opCmd.Stderr = &opLogs, &opLogs
+	operator, err := process.StartProcess(opCmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = operator.Stop(30 * time.Second)
+		if t.Failed() {
+			t.Logf("account-operator log:\n%s", tail(opLogs.String(), 30))
+		}
+	})
+	if _, err := process.WaitReady(ctx, "http://"+health+"/readyz", 250*time.Millisecond, operator.Exited()); err != nil {
+		t.Fatalf("the account-operator did not get ready with the chart's arguments and credential: %v", err)
+	}
 }
 
 // renderChart renders the umbrella chart (dependencies copied in place)
@@ -225,6 +276,8 @@ func renderChart(t *testing.T, root string) map[string]any {
 			obj = &corev1.Secret{}
 		case "StatefulSet":
 			obj = &appsv1.StatefulSet{}
+		case "Deployment":
+			obj = &appsv1.Deployment{}
 		default:
 			continue
 		}
@@ -233,7 +286,7 @@ func renderChart(t *testing.T, root string) map[string]any {
 		}
 		objs[meta.Kind+"/"+obj.(metav1.Object).GetName()] = obj
 	}
-	for _, want := range []string{"Secret/mp-core-pki", "Secret/mp-admin-kubeconfig", "StatefulSet/mp-core"} {
+	for _, want := range []string{"Secret/mp-core-pki", "Secret/mp-admin-kubeconfig", "StatefulSet/mp-core", "Deployment/mp-account-operator"} {
 		if objs[want] == nil {
 			t.Fatalf("the chart rendered no %s", want)
 		}
