@@ -22,6 +22,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
@@ -120,6 +121,11 @@ func TestChartPlatformBootstrap(t *testing.T) {
 	// Idempotent: a second run (an upgrade, a restarted bootstrap) changes nothing and succeeds.
 	if err := ic.Run(ctx); err != nil {
 		t.Fatalf("second run: %v", err)
+	}
+
+	// `helm test`'s check passes on the bootstrapped platform.
+	if err := checkPlatform(ctx, adminConfig(t, adminPath), "", t.Logf); err != nil {
+		t.Errorf("check: %v", err)
 	}
 
 	// The Secrets' content: the kubeconfig names the mounted token file.
@@ -292,6 +298,16 @@ func renderChart(t *testing.T, root string) map[string]any {
 		}
 	}
 	return objs
+}
+
+func adminConfig(t *testing.T, path string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: path},
+		&clientcmd.ConfigOverrides{CurrentContext: "base"}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
 
 func tail(s string, n int) string {

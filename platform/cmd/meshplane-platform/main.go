@@ -2,8 +2,8 @@
 // (`make run`): the core and every component, as one process tree.
 // `meshplane-platform status [--root-directory DIR]` prints each
 // component's pid, state and restart count. `meshplane-platform
-// bootstrap` and `meshplane-platform key-file` are the Helm charts'
-// in-cluster helpers (bootstrap.go, keyfile.go).
+// bootstrap`, `key-file` and `check` are the Helm charts' in-cluster
+// helpers (bootstrap.go, keyfile.go, check.go: `helm test`).
 package main
 
 import (
@@ -27,6 +27,8 @@ func main() {
 			os.Exit(bootstrapCmd(os.Args[2:]))
 		case "key-file":
 			os.Exit(keyFile(os.Args[2:]))
+		case "check":
+			os.Exit(checkCmd(os.Args[2:]))
 		}
 	}
 	cfg, err := launcher.ParseFlags(os.Args[1:])
