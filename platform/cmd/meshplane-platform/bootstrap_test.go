@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,22 +60,41 @@ func TestChartPlatformBootstrap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ports, err := process.FreePorts(3)
+	ports, err := process.FreePorts(4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The rendered arguments, on this machine's loopback and ports; the
-	// webhook is not running here.
+	// The core asks the webhook (started later, as in the cluster) through
+	// the chart's kubeconfig, at localhost (a name its certificate holds).
+	webhookKC, err := clientcmd.Load([]byte(objs["Secret/mp-core-webhook-kubeconfig"].(*corev1.Secret).StringData["kubeconfig"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range webhookKC.Clusters {
+		c.Server = fmt.Sprintf("https://localhost:%d/authz", ports[3])
+	}
+	webhookKCPath := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*webhookKC, webhookKCPath); err != nil {
+		t.Fatal(err)
+	}
+	// The rendered arguments, on this machine's loopback and ports (the
+	// Service's DNS name, which the URLs the core hands out name, does not
+	// resolve here).
 	var args []string
 	for _, a := range sts.Spec.Template.Spec.Containers[0].Args {
 		switch {
-		case strings.HasPrefix(a, "--authorization-webhook-"), strings.HasPrefix(a, "--root-directory="),
-			strings.HasPrefix(a, "--bind-address="), strings.HasPrefix(a, "--secure-port="):
+		case strings.HasPrefix(a, "--authorization-webhook-config-file="):
+			a = "--authorization-webhook-config-file=" + webhookKCPath
+		case strings.HasPrefix(a, "--root-directory="),
+			strings.HasPrefix(a, "--bind-address="), strings.HasPrefix(a, "--secure-port="),
+			strings.HasPrefix(a, "--external-hostname="), strings.HasPrefix(a, "--shard-base-url="):
 			continue
 		}
 		args = append(args, a)
 	}
+	hostPort := "127.0.0.1:" + strconv.Itoa(ports[0])
 	args = append(args, "--root-directory="+dir, "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[0]),
+		"--external-hostname="+hostPort, "--shard-base-url=https://"+hostPort,
 		"--embedded-etcd-client-port="+strconv.Itoa(ports[1]), "--embedded-etcd-peer-port="+strconv.Itoa(ports[2]))
 	bin, err := framework.MeshplaneBinary()
 	if err != nil {
@@ -187,16 +207,7 @@ func TestChartPlatformBootstrap(t *testing.T) {
 
 	// The account-operator runs with the chart's arguments and the
 	// credential Secret's files where the chart mounts them, and gets ready.
-	credDir := t.TempDir()
-	for _, ai := range kc.AuthInfos {
-		ai.TokenFile = filepath.Join(credDir, "token")
-	}
-	if err := clientcmd.WriteToFile(*kc, filepath.Join(credDir, "kubeconfig")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(credDir, "token"), data["token"], 0o600); err != nil {
-		t.Fatal(err)
-	}
+	credDir := writeCredential(t, s, "account-operator")
 	op := objs["Deployment/mp-account-operator"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
 	opPorts, err := process.FreePorts(2)
 	if err != nil {
@@ -234,6 +245,78 @@ func TestChartPlatformBootstrap(t *testing.T) {
 	if _, err := process.WaitReady(ctx, "http://"+health+"/readyz", 250*time.Millisecond, operator.Exited()); err != nil {
 		t.Fatalf("the account-operator did not get ready with the chart's arguments and credential: %v", err)
 	}
+
+	// OpenFGA, the rebac-authz-webhook and the security-operator as rendered.
+	webhookMetrics := runChartComponents(ctx, t, objs, adminPath, writeCredential(t, s, "security-operator"), url, ports[3])
+
+	// A request RBAC does not allow goes to the webhook: the core
+	// presents the chart's client certificate, which the webhook takes.
+	opCfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(credDir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ocs, err := kubernetes.NewForConfig(opCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ocs.CoreV1().ConfigMaps("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the account-operator listing ConfigMaps of kube-system in its workspace: %v, want Forbidden", err)
+	}
+	resp, err := http.Get(webhookMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !reviewsCounted(string(metrics)) {
+		t.Errorf("the webhook counted no review from the core:\n%s", grepLines(string(metrics), "rebac_authz_reviews_total"))
+	}
+}
+
+// reviewsCounted: rebac_authz_reviews_total has a non-zero sample.
+func reviewsCounted(metrics string) bool {
+	for _, l := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(l, "rebac_authz_reviews_total{") && !strings.HasSuffix(l, " 0") {
+			return true
+		}
+	}
+	return false
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// writeCredential writes credential name's Secret files (kubeconfig,
+// token) into a directory, as the chart mounts them, with the kubeconfig's
+// token file there.
+func writeCredential(t *testing.T, s *secretSync, name string) string {
+	t.Helper()
+	data, err := s.credential(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := clientcmd.Load(data["kubeconfig"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, ai := range kc.AuthInfos {
+		ai.TokenFile = filepath.Join(dir, "token")
+	}
+	if err := clientcmd.WriteToFile(*kc, filepath.Join(dir, "kubeconfig")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "token"), data["token"], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // renderChart renders the umbrella chart (dependencies copied in place)
@@ -292,7 +375,9 @@ func renderChart(t *testing.T, root string) map[string]any {
 		}
 		objs[meta.Kind+"/"+obj.(metav1.Object).GetName()] = obj
 	}
-	for _, want := range []string{"Secret/mp-core-pki", "Secret/mp-admin-kubeconfig", "StatefulSet/mp-core", "Deployment/mp-account-operator"} {
+	for _, want := range []string{"Secret/mp-core-pki", "Secret/mp-admin-kubeconfig", "Secret/mp-shard-admin-kubeconfig", "Secret/mp-openfga-key",
+		"Secret/mp-rebac-authz-webhook-tls", "StatefulSet/mp-core", "Deployment/mp-account-operator", "Deployment/mp-openfga",
+		"Deployment/mp-rebac-authz-webhook", "Deployment/mp-security-operator"} {
 		if objs[want] == nil {
 			t.Fatalf("the chart rendered no %s", want)
 		}
