@@ -377,7 +377,7 @@ func renderChart(t *testing.T, root string) map[string]any {
 	}
 	for _, want := range []string{"Secret/mp-core-pki", "Secret/mp-admin-kubeconfig", "Secret/mp-shard-admin-kubeconfig", "Secret/mp-openfga-key",
 		"Secret/mp-rebac-authz-webhook-tls", "StatefulSet/mp-core", "Deployment/mp-account-operator", "Deployment/mp-openfga",
-		"Deployment/mp-rebac-authz-webhook", "Deployment/mp-security-operator"} {
+		"Deployment/mp-rebac-authz-webhook", "Deployment/mp-security-operator", "Deployment/mp-graphql-gateway"} {
 		if objs[want] == nil {
 			t.Fatalf("the chart rendered no %s", want)
 		}

@@ -25,12 +25,13 @@ import (
 // chartHost is the in-cluster host part the chart's URLs name.
 const chartHost = ".meshplane-system.svc"
 
-// runChartComponents starts OpenFGA, the rebac-authz-webhook and the
-// security-operator as the chart renders them (their init containers
+// runChartComponents starts OpenFGA, the rebac-authz-webhook, the
+// security-operator and the GraphQL gateway as the chart renders them (their init containers
 // first), with each in-pod path and Service address mapped to this
 // machine, against the core at coreURL, and waits for each one's
 // readiness. The webhook's readiness is read over TLS with the chart's CA
-// and the Service's name.
+// and the Service's name. Then the GraphQL gateway, and `helm test`'s
+// check with it.
 //
 // It returns the webhook's metrics URL.
 func runChartComponents(ctx context.Context, t *testing.T, objs map[string]any, adminPath, credDir, coreURL string, webhookPort int) string {
@@ -181,6 +182,22 @@ func runChartComponents(ctx context.Context, t *testing.T, objs map[string]any, 
 	p = start("security-operator", binary("security-operator", "operators", "./cmd/security-operator"), soArgs, nil)
 	if _, err := process.WaitReady(ctx, "http://"+port(6)+"/readyz", 250*time.Millisecond, p.Exited()); err != nil {
 		t.Fatalf("security-operator: %v", err)
+	}
+
+	// The GraphQL gateway; `helm test`'s check then passes with it too.
+	gw := pod("mp-graphql-gateway")
+	p = start("graphql-gateway", binary("graphql-gateway", "gateway", "./cmd/graphql-gateway"),
+		localArgs(gw.Containers[0], map[string]string{"--listen": port(7)}), nil)
+	if _, err := process.WaitReady(ctx, "http://"+port(7)+"/readyz", 250*time.Millisecond, p.Exited()); err != nil {
+		t.Fatalf("graphql-gateway: %v", err)
+	}
+	base, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: adminPath},
+		&clientcmd.ConfigOverrides{CurrentContext: "base"}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkPlatform(ctx, base, "http://"+port(7), t.Logf); err != nil {
+		t.Errorf("check with the GraphQL gateway: %v", err)
 	}
 	return "http://" + port(4) + "/metrics"
 }
