@@ -92,6 +92,9 @@ func TestRenderMatrix(t *testing.T) {
 			for _, err := range checkPaths(objs) {
 				t.Error(err)
 			}
+			for _, err := range checkSelectors(objs) {
+				t.Error(err)
+			}
 			for _, err := range checkAllArgs(t, objs) {
 				t.Error(err)
 			}
