@@ -46,6 +46,13 @@ func TestChartPlatformBootstrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	objs := renderChart(t, root)
+	for _, want := range []string{"Secret/mp-core-pki", "Secret/mp-admin-kubeconfig", "Secret/mp-shard-admin-kubeconfig", "Secret/mp-openfga-key",
+		"Secret/mp-rebac-authz-webhook-tls", "StatefulSet/mp-core", "Deployment/mp-account-operator", "Deployment/mp-openfga",
+		"Deployment/mp-rebac-authz-webhook", "Deployment/mp-security-operator", "Deployment/mp-graphql-gateway"} {
+		if objs[want] == nil {
+			t.Fatalf("the chart rendered no %s", want)
+		}
+	}
 	pki := objs["Secret/mp-core-pki"].(*corev1.Secret).Data
 	sts := objs["StatefulSet/mp-core"].(*appsv1.StatefulSet)
 
@@ -321,7 +328,7 @@ func writeCredential(t *testing.T, s *secretSync, name string) string {
 
 // renderChart renders the umbrella chart (dependencies copied in place)
 // with the pinned helm of bin/ and returns its objects by Kind/name.
-func renderChart(t *testing.T, root string) map[string]any {
+func renderChart(t *testing.T, root string, args ...string) map[string]any {
 	t.Helper()
 	helm := filepath.Join(root, "bin", "helm")
 	if out, err := exec.Command(filepath.Join(root, "scripts", "install-helm.sh")).CombinedOutput(); err != nil {
@@ -339,7 +346,7 @@ func renderChart(t *testing.T, root string) map[string]any {
 			t.Fatalf("%v: %s", err, out)
 		}
 	}
-	cmd := exec.Command(helm, "template", "mp", chart, "--namespace", "meshplane-system")
+	cmd := exec.Command(helm, append([]string{"template", "mp", chart, "--namespace", "meshplane-system"}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	out, err := cmd.Output()
 	if err != nil {
@@ -374,13 +381,6 @@ func renderChart(t *testing.T, root string) map[string]any {
 			t.Fatal(err)
 		}
 		objs[meta.Kind+"/"+obj.(metav1.Object).GetName()] = obj
-	}
-	for _, want := range []string{"Secret/mp-core-pki", "Secret/mp-admin-kubeconfig", "Secret/mp-shard-admin-kubeconfig", "Secret/mp-openfga-key",
-		"Secret/mp-rebac-authz-webhook-tls", "StatefulSet/mp-core", "Deployment/mp-account-operator", "Deployment/mp-openfga",
-		"Deployment/mp-rebac-authz-webhook", "Deployment/mp-security-operator", "Deployment/mp-graphql-gateway"} {
-		if objs[want] == nil {
-			t.Fatalf("the chart rendered no %s", want)
-		}
 	}
 	return objs
 }
