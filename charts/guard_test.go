@@ -69,6 +69,23 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Errorf("shard admin kubeconfig mounted by %s", u)
 		}
 	}
+	// A shard's pod holds its own serving key, not another shard's.
+	for _, shard := range []string{"root", "b"} {
+		name := map[string]string{"root": "StatefulSet/mp-core", "b": "StatefulSet/mp-core-b"}[shard]
+		for _, v := range podSpecs(objs)[name].Volumes {
+			if v.Secret == nil || v.Secret.SecretName != "mp-core-pki" {
+				continue
+			}
+			if len(v.Secret.Items) == 0 {
+				t.Errorf("%s mounts all of mp-core-pki", name)
+			}
+			for _, it := range v.Secret.Items {
+				if strings.HasPrefix(it.Key, "serving-") && !strings.HasPrefix(it.Key, "serving-"+shard+".") {
+					t.Errorf("%s holds %s", name, it.Key)
+				}
+			}
+		}
+	}
 	// Only the bootstrap talks to the host cluster's API.
 	for name, spec := range podSpecs(objs) {
 		mounts := spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken
