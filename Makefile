@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-MODULES := apis sdk charts core gateway platform bench providers operators examples examples/mounts webhook proxy
+MODULES := apis sdk charts core gateway platform bench providers operators examples examples/mounts webhook proxy images
 # The binaries `make build` puts in bin/.
 BINARIES := meshplane kubectl-ws apigen graphql-gateway meshplane-platform meshplane-bench resident-pages account-operator provider-kubeconfig kubecluster-mounts mongodb-provider postgres-provider openfga security-operator rebac-authz-webhook front-proxy etcd-member
 # Test packages run in parallel: each e2e package starts one server, so more
@@ -17,7 +17,7 @@ BIN_ENV := $(foreach b,$(BINARIES),$(shell echo $(b) | tr a-z- A-Z_)_BIN=$(BIN)/
 # ./sdk/... ./core/... ./bench/...: one go command for all modules (go.work).
 PKGS := $(MODULES:%=./%/...)
 
-.PHONY: all build run test test-deps vet fmt-check unit bench clean generate verify-generate
+.PHONY: all build images run test test-deps vet fmt-check unit bench clean generate verify-generate
 
 all: build
 
@@ -38,6 +38,38 @@ build:
 	cd webhook && $(GO) build -o $(BIN)/ ./cmd/rebac-authz-webhook
 	cd proxy && $(GO) build -o $(BIN)/ ./cmd/front-proxy
 	cd core && $(GO) build -o $(BIN)/etcd-member ./test/e2e/etcdcluster/member
+
+# Images (docs/images.md): one per binary a chart runs, plus the pause image
+# (the test cluster's sandbox image); every tag is the VERSION file's.
+VERSION := $(shell cat $(CURDIR)/VERSION)
+IMAGE_REGISTRY ?= ghcr.io/meshplane
+IMAGE_SOURCE ?= https://github.com/meshplane/meshplane
+IMAGE_REVISION ?= $(shell git -C $(CURDIR) rev-parse HEAD 2>/dev/null || echo unknown)
+# SOURCE_DATE_EPOCH: every timestamp in the images (default 0: same inputs, same digests).
+SOURCE_DATE_EPOCH ?= 0
+CONTAINERD_ADDRESS ?=
+STATIC_BIN := $(BIN)/static
+IMAGES_DIR := $(BIN)/images
+# package path => binary name (the image's name)
+IMAGE_PACKAGES := ./core/cmd/meshplane ./proxy/cmd/front-proxy ./operators/cmd/openfga \
+	./operators/cmd/security-operator ./operators/cmd/account-operator ./webhook/cmd/rebac-authz-webhook \
+	./gateway/cmd/graphql-gateway ./platform/cmd/meshplane-platform ./examples/mongodb/cmd/mongodb-provider \
+	./examples/postgres/cmd/postgres-provider ./examples/mounts/cmd/kubecluster-mounts ./images/cmd/pause
+
+## images: build static binaries (CGO_ENABLED=0) into bin/static/ and write an OCI image archive
+## per binary to bin/images/<name>.tar as $(IMAGE_REGISTRY)/<name>:$(VERSION) (IMAGE_REGISTRY
+## overrides the registry); CONTAINERD_ADDRESS=<socket> also imports them into that containerd's
+## k8s.io namespace (ctr images import)
+images:
+	@mkdir -p $(STATIC_BIN) $(IMAGES_DIR)
+	./scripts/fetch-graphiql.sh
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(STATIC_BIN)/ $(IMAGE_PACKAGES)
+	cd images && $(GO) build -o $(BIN)/ ./cmd/image-builder
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(BIN)/image-builder --registry $(IMAGE_REGISTRY) \
+		--version $(VERSION) --source $(IMAGE_SOURCE) --revision $(IMAGE_REVISION) --out $(IMAGES_DIR) \
+		$(addprefix $(STATIC_BIN)/,$(notdir $(IMAGE_PACKAGES)))
+	$(if $(CONTAINERD_ADDRESS),for f in $(addprefix $(IMAGES_DIR)/,$(addsuffix .tar,$(notdir $(IMAGE_PACKAGES)))); do \
+		ctr --address $(CONTAINERD_ADDRESS) -n k8s.io images import $$f || exit 1; done)
 
 ## run: start the whole platform on embedded defaults (state in ROOT_DIR, ports PORT_BASE..+19);
 ## <ROOT_DIR>/platform.env appears once everything is ready; SHARDS=2 adds shard b and the front
