@@ -39,13 +39,16 @@ import (
 // then the bootstrap's InCluster setup and the credential Secrets'
 // content; the account-operator's credential works in its provider
 // workspace and is refused in root, and the account-operator gets ready
-// with the chart's arguments and that credential.
+// with the chart's arguments and that credential; the example providers
+// are set up (the mongodb one runs as rendered), then OpenFGA, the
+// webhook, the security-operator and the GraphQL gateway
+// (chartcomponents_test.go).
 func TestChartPlatformBootstrap(t *testing.T) {
 	root, err := framework.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs := renderChart(t, root)
+	objs := renderChart(t, root, "--set", "examples.enabled=true", "--set", "examples.postgres.dsnSecret.name=pg")
 	for _, want := range []string{"Secret/mp-core-pki", "Secret/mp-admin-kubeconfig", "Secret/mp-shard-admin-kubeconfig", "Secret/mp-openfga-key",
 		"Secret/mp-rebac-authz-webhook-tls", "StatefulSet/mp-core", "Deployment/mp-account-operator", "Deployment/mp-openfga",
 		"Deployment/mp-rebac-authz-webhook", "Deployment/mp-security-operator", "Deployment/mp-graphql-gateway"} {
@@ -141,7 +144,11 @@ func TestChartPlatformBootstrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	ic := &launcher.InCluster{AdminKubeconfig: adminPath, Dir: work, TokenTTL: time.Hour, Logf: t.Logf}
+	// The examples' manifests as the chart's ConfigMap lays them out
+	// (<name>/config/...; TestExampleManifestsInSync keeps them equal).
+	examples := []string{"mongodb", "postgres"}
+	ic := &launcher.InCluster{AdminKubeconfig: adminPath, Dir: work, TokenTTL: time.Hour, Logf: t.Logf,
+		Examples: examples, ExamplesDir: filepath.Join(root, "examples")}
 	if err := ic.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +163,7 @@ func TestChartPlatformBootstrap(t *testing.T) {
 	}
 
 	// The Secrets' content: the kubeconfig names the mounted token file.
-	s := &secretSync{dir: work, names: credentialNames(nil)}
+	s := &secretSync{dir: work, names: credentialNames(examples)}
 	for _, name := range s.names {
 		data, err := s.credential(name)
 		if err != nil {
@@ -253,6 +260,10 @@ func TestChartPlatformBootstrap(t *testing.T) {
 		t.Fatalf("the account-operator did not get ready with the chart's arguments and credential: %v", err)
 	}
 
+	// The mongodb example provider as rendered, with its credential and
+	// its downstream kubeconfig.
+	runMongoDBProvider(ctx, t, objs, writeCredential(t, s, "mongodb-provider"), filepath.Join(work, "mongodb-downstream.kubeconfig"))
+
 	// OpenFGA, the rebac-authz-webhook and the security-operator as rendered.
 	webhookMetrics := runChartComponents(ctx, t, objs, adminPath, writeCredential(t, s, "security-operator"), url, ports[3])
 
@@ -298,6 +309,47 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// runMongoDBProvider starts the mongodb example provider from its rendered
+// Deployment and waits for its readiness.
+func runMongoDBProvider(ctx context.Context, t *testing.T, objs map[string]any, credDir, downstream string) {
+	t.Helper()
+	c := objs["Deployment/mp-mongodb-provider"].(*appsv1.Deployment).Spec.Template.Spec.Containers[0]
+	ports, err := process.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := "127.0.0.1:" + strconv.Itoa(ports[0])
+	var args []string
+	for _, a := range c.Args {
+		a = strings.ReplaceAll(a, credentialMount, credDir)
+		a = strings.ReplaceAll(a, "/var/run/meshplane/downstream/kubeconfig", downstream)
+		if strings.HasPrefix(a, "--health-probe-bind-address=") {
+			a = "--health-probe-bind-address=" + health
+		}
+		args = append(args, a)
+	}
+	bin, err := framework.Binary("mongodb-provider", "examples", "./mongodb/cmd/mongodb-provider")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	p, err := process.StartProcess(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = p.Stop(30 * time.Second)
+		if t.Failed() {
+			t.Logf("mongodb-provider log:\n%s", tail(logs.String(), 30))
+		}
+	})
+	if _, err := process.WaitReady(ctx, "http://"+health+"/readyz", 250*time.Millisecond, p.Exited()); err != nil {
+		t.Fatalf("mongodb-provider: %v", err)
+	}
 }
 
 // writeCredential writes credential name's Secret files (kubeconfig,
