@@ -183,6 +183,11 @@ func TestChartPlatformBootstrap(t *testing.T) {
 		}
 	}
 
+	// The Secrets written to a Kubernetes API (the core's own, its root
+	// workspace standing in for the host cluster's namespace), owned by a
+	// ServiceAccount, and rewritten when a token changes.
+	checkSecretSync(ctx, t, adminConfig(t, adminPath), s)
+
 	// The account-operator's credential reads its export's endpoint slice,
 	// and is refused the root workspace's Secrets.
 	data, err := s.credential("account-operator")
@@ -309,6 +314,82 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// checkSecretSync runs s against the root workspace of the core at base:
+// the credential Secrets appear with their kubeconfig and token, owned by
+// a ServiceAccount; a renewed token is written again, an unchanged one is
+// not.
+func checkSecretSync(ctx context.Context, t *testing.T, base *rest.Config, s *secretSync) {
+	t.Helper()
+	cfg := rest.CopyConfig(base)
+	cfg.Host = strings.TrimSuffix(base.Host, "/") + "/clusters/root"
+	hc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa, err := hc.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "mp-bootstrap"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sync := &secretSync{client: hc, namespace: "default", prefix: "mp", dir: s.dir, names: s.names,
+		owner: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ServiceAccount", Name: sa.Name, UID: sa.UID}}}
+	if err := sync.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) *corev1.Secret {
+		sec, err := hc.CoreV1().Secrets("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sec
+	}
+	for _, name := range s.names {
+		sec := read("mp-" + name + "-credential")
+		if len(sec.Data["kubeconfig"]) == 0 || len(sec.Data["token"]) == 0 {
+			t.Errorf("Secret mp-%s-credential: keys %v", name, keysOf(sec.Data))
+		}
+		if len(sec.OwnerReferences) != 1 || sec.OwnerReferences[0].UID != sa.UID {
+			t.Errorf("Secret mp-%s-credential: owners %v", name, sec.OwnerReferences)
+		}
+	}
+	if sec := read("mp-mongodb-downstream-kubeconfig"); len(sec.Data["kubeconfig"]) == 0 {
+		t.Error("no downstream kubeconfig")
+	}
+	before := read("mp-account-operator-credential").ResourceVersion
+	if err := sync.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := read("mp-account-operator-credential").ResourceVersion; after != before {
+		t.Errorf("an unchanged credential was written again (%s -> %s)", before, after)
+	}
+	// A renewed token (the launcher's TokenFile writes the file) reaches the Secret.
+	tokenPath := filepath.Join(s.dir, "account-operator.token")
+	old, err := os.ReadFile(tokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.WriteFile(tokenPath, old, 0o600) })
+	if err := os.WriteFile(tokenPath, []byte("renewed-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := sync.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(read("mp-account-operator-credential").Data["token"]); got != "renewed-token" {
+		t.Errorf("token after renewal: %q", got)
+	}
+	if err := os.WriteFile(tokenPath, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func keysOf(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 // runMongoDBProvider starts the mongodb example provider from its rendered
