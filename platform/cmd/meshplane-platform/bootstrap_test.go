@@ -124,7 +124,7 @@ func TestChartPlatformBootstrap(t *testing.T) {
 		}
 	})
 	url := fmt.Sprintf("https://127.0.0.1:%d", ports[0])
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	if _, err := process.WaitReady(ctx, url+"/readyz", 250*time.Millisecond, core.Exited()); err != nil {
 		t.Fatalf("the core did not get ready with the chart's PKI: %v", err)

@@ -86,7 +86,7 @@ func TestChartExternalEtcd(t *testing.T) {
 		}
 	})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	// startCore runs the rendered core on a fresh root directory.
 	startCore := func() (*process.Process, string) {

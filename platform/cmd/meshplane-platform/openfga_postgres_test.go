@@ -87,7 +87,7 @@ func TestOpenFGAPostgresAsRendered(t *testing.T) {
 			t.Logf("openfga log:\n%s", tail(logs.String(), 30))
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := process.WaitReady(ctx, "http://"+addr(0)+"/healthz", 250*time.Millisecond, p.Exited()); err != nil {
 		t.Fatal(err)
