@@ -464,21 +464,7 @@ func writeCredential(t *testing.T, s *secretSync, name string) string {
 func renderChart(t *testing.T, root string, args ...string) map[string]any {
 	t.Helper()
 	helm := filepath.Join(root, "bin", "helm")
-	if out, err := exec.Command(filepath.Join(root, "scripts", "install-helm.sh")).CombinedOutput(); err != nil {
-		t.Fatalf("install-helm.sh: %v: %s", err, out)
-	}
-	chart := filepath.Join(t.TempDir(), "meshplane")
-	if out, err := exec.Command("cp", "-r", filepath.Join(root, "charts", "meshplane"), chart).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	if err := os.MkdirAll(filepath.Join(chart, "charts"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []string{"core", "openfga", "rebac-authz-webhook", "account-operator", "security-operator", "graphql-gateway", "examples"} {
-		if out, err := exec.Command("cp", "-r", filepath.Join(root, "charts", c), filepath.Join(chart, "charts", c)).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-	}
+	chart := chartDir(t, root)
 	cmd := exec.Command(helm, append([]string{"template", "mp", chart, "--namespace", "meshplane-system"}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	out, err := cmd.Output()

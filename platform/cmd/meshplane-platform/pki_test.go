@@ -110,7 +110,8 @@ func TestChartPKIKeptAcrossUpgrades(t *testing.T) {
 	}
 }
 
-// chartDir copies the umbrella chart with its dependencies in place.
+// chartDir copies the umbrella chart with its dependencies in place (the
+// component charts of the checkout) and installs the pinned helm.
 func chartDir(t *testing.T, root string) string {
 	t.Helper()
 	if out, err := exec.Command(filepath.Join(root, "scripts", "install-helm.sh")).CombinedOutput(); err != nil {
@@ -119,6 +120,10 @@ func chartDir(t *testing.T, root string) string {
 	chart := filepath.Join(t.TempDir(), "meshplane")
 	if out, err := exec.Command("cp", "-r", filepath.Join(root, "charts", "meshplane"), chart).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
+	}
+	// Archives a local `helm dependency build` left are not the sources.
+	if err := os.RemoveAll(filepath.Join(chart, "charts")); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(chart, "charts"), 0o755); err != nil {
 		t.Fatal(err)
