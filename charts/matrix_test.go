@@ -224,3 +224,26 @@ func verify(t *testing.T, caPEM, leafPEM []byte, host string, usage x509.ExtKeyU
 	}
 	return leaf.Subject.CommonName
 }
+
+// TestEveryPodHasTmp: every long-running container has a writable /tmp
+// (the root filesystem is read-only).
+func TestEveryPodHasTmp(t *testing.T) {
+	out, err := render(t, umbrellaDir(t), "--set", "global.shards=2", "--set", "examples.enabled=true", "--set", "examples.postgres.dsnSecret.name=pg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeStrict(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, spec := range podSpecs(objs) {
+		if strings.HasPrefix(name, "Pod/") {
+			continue
+		}
+		for _, c := range spec.Containers {
+			if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/tmp" }) {
+				t.Errorf("%s/%s has no /tmp", name, c.Name)
+			}
+		}
+	}
+}
