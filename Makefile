@@ -94,11 +94,12 @@ vet:
 test: build vet test-deps
 	$(BIN_ENV) $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
-## test-deps: what tests need beyond Go: Debian's chromium for the GraphiQL
+## test-deps: what tests need beyond Go: the pinned helm CLI in bin/ (the charts' tests); Debian's chromium for the GraphiQL
 ## browser test and Debian's postgresql for the tests that start a PostgreSQL
 ## server (sdk/testing/postgres); idempotent, skipped when installed
 test-deps:
 	./scripts/install-test-deps.sh
+	./scripts/install-helm.sh
 
 ## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
 generate:

@@ -31,7 +31,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"mp-core-webhook-kubeconfig":            {"StatefulSet/mp-core", "StatefulSet/mp-core-b"},
 		"mp-shard-admin-kubeconfig":             {"StatefulSet/mp-core-b", "Deployment/mp-front-proxy", "Deployment/mp-graphql-gateway", "Deployment/mp-security-operator"},
 		"mp-front-proxy-shard-admin-kubeconfig": {"Deployment/mp-graphql-gateway"},
-		"mp-admin-kubeconfig":                   {"Deployment/mp-bootstrap", "Deployment/mp-rebac-authz-webhook", "Deployment/mp-security-operator"},
+		"mp-admin-kubeconfig":                   {"Deployment/mp-bootstrap", "Deployment/mp-rebac-authz-webhook", "Deployment/mp-security-operator", "Pod/mp-test"},
 		"mp-front-proxy-pki":                    {"StatefulSet/mp-core", "StatefulSet/mp-core-b", "Deployment/mp-front-proxy"},
 		"mp-rebac-authz-webhook-tls":            {"Deployment/mp-rebac-authz-webhook"},
 		"mp-openfga-key":                        {"Deployment/mp-openfga", "Deployment/mp-rebac-authz-webhook", "Deployment/mp-security-operator"},
@@ -67,6 +67,23 @@ func TestLeastPrivilege(t *testing.T) {
 	for _, u := range users["mp-shard-admin-kubeconfig"] {
 		if u == "StatefulSet/mp-core" || u == "Deployment/mp-account-operator" || u == "Deployment/mp-bootstrap" {
 			t.Errorf("shard admin kubeconfig mounted by %s", u)
+		}
+	}
+	// A shard's pod holds its own serving key, not another shard's.
+	for _, shard := range []string{"root", "b"} {
+		name := map[string]string{"root": "StatefulSet/mp-core", "b": "StatefulSet/mp-core-b"}[shard]
+		for _, v := range podSpecs(objs)[name].Volumes {
+			if v.Secret == nil || v.Secret.SecretName != "mp-core-pki" {
+				continue
+			}
+			if len(v.Secret.Items) == 0 {
+				t.Errorf("%s mounts all of mp-core-pki", name)
+			}
+			for _, it := range v.Secret.Items {
+				if strings.HasPrefix(it.Key, "serving-") && !strings.HasPrefix(it.Key, "serving-"+shard+".") {
+					t.Errorf("%s holds %s", name, it.Key)
+				}
+			}
 		}
 	}
 	// Only the bootstrap talks to the host cluster's API.

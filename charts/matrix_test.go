@@ -3,6 +3,8 @@ package charts
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +21,8 @@ var matrix = []struct {
 	// want are objects (Kind/name) the case must render, absent ones it must not.
 	want, absent []string
 }{
+	{name: "small-values-two-shards", args: []string{"-f", "values-small.yaml", "--set", "global.shards=2", "--set", "examples.enabled=true", "--set", "examples.postgres.dsnSecret.name=pg"},
+		want: []string{"StatefulSet/mp-core-b", "Deployment/mp-front-proxy"}},
 	{name: "single-shard",
 		want:   []string{"StatefulSet/mp-core", "Deployment/mp-openfga", "Deployment/mp-bootstrap", "Deployment/mp-rebac-authz-webhook", "Deployment/mp-graphql-gateway"},
 		absent: []string{"Deployment/mp-front-proxy", "StatefulSet/mp-core-b", "Deployment/mp-mongodb-provider"}},
@@ -61,7 +65,13 @@ func TestRenderMatrix(t *testing.T) {
 	chart := umbrellaDir(t)
 	for _, tc := range matrix {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := render(t, chart, tc.args...)
+			args := slices.Clone(tc.args)
+			for i, a := range args {
+				if i > 0 && args[i-1] == "-f" {
+					args[i] = filepath.Join(chart, a) // a values file of the umbrella chart
+				}
+			}
+			out, err := render(t, chart, args...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,6 +99,12 @@ func TestRenderMatrix(t *testing.T) {
 			}
 			checkProductionShape(t, objs)
 			checkKubeconfigs(t, objs)
+			for _, err := range checkPaths(objs) {
+				t.Error(err)
+			}
+			for _, err := range checkSelectors(objs) {
+				t.Error(err)
+			}
 			for _, err := range checkAllArgs(t, objs) {
 				t.Error(err)
 			}
@@ -98,7 +114,8 @@ func TestRenderMatrix(t *testing.T) {
 
 // checkProductionShape: every container is non-root on a read-only root
 // filesystem without privilege escalation or capabilities, has resources
-// and probes (init containers: no probes), every image is pinned to a tag.
+// and probes (init containers and the helm test pod: none), every image is
+// pinned to a tag.
 func checkProductionShape(t *testing.T, objs []object) {
 	t.Helper()
 	for name, spec := range podSpecs(objs) {
@@ -119,7 +136,8 @@ func checkProductionShape(t *testing.T, objs []object) {
 			if !strings.Contains(c.Image[strings.LastIndex(c.Image, "/")+1:], ":") {
 				t.Errorf("%s/%s: image %s has no tag", name, c.Name, c.Image)
 			}
-			if i >= len(spec.InitContainers) && (c.ReadinessProbe == nil || c.LivenessProbe == nil) {
+			// Long-running containers only: not init containers, not a test pod.
+			if i >= len(spec.InitContainers) && !strings.HasPrefix(name, "Pod/") && (c.ReadinessProbe == nil || c.LivenessProbe == nil) {
 				t.Errorf("%s/%s: no readiness or liveness probe", name, c.Name)
 			}
 		}
@@ -215,4 +233,66 @@ func verify(t *testing.T, caPEM, leafPEM []byte, host string, usage x509.ExtKeyU
 		t.Errorf("%s: %v", leaf.Subject.CommonName, err)
 	}
 	return leaf.Subject.CommonName
+}
+
+// TestEveryPodHasTmp: every long-running container has a writable /tmp
+// (the root filesystem is read-only).
+func TestEveryPodHasTmp(t *testing.T) {
+	out, err := render(t, umbrellaDir(t), "--set", "global.shards=2", "--set", "examples.enabled=true", "--set", "examples.postgres.dsnSecret.name=pg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeStrict(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, spec := range podSpecs(objs) {
+		if strings.HasPrefix(name, "Pod/") {
+			continue
+		}
+		for _, c := range spec.Containers {
+			if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/tmp" }) {
+				t.Errorf("%s/%s has no /tmp", name, c.Name)
+			}
+		}
+	}
+}
+
+// TestSmallValuesFitTwoCPUs: values-small.yaml's platform, two shards and
+// the examples included, asks for less than one CPU and 2 GiB in total,
+// so it schedules on a two-CPU test node next to the cluster itself.
+func TestSmallValuesFitTwoCPUs(t *testing.T) {
+	chart := umbrellaDir(t)
+	out, err := render(t, chart, "-f", filepath.Join(chart, "values-small.yaml"), "--set", "global.shards=2",
+		"--set", "examples.enabled=true", "--set", "examples.postgres.dsnSecret.name=pg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decodeStrict(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu, mem := resource.Quantity{}, resource.Quantity{}
+	for _, o := range objs {
+		var spec *corev1.PodSpec
+		replicas := int32(1)
+		switch w := o.Obj.(type) {
+		case *appsv1.Deployment:
+			spec, replicas = &w.Spec.Template.Spec, *w.Spec.Replicas
+		case *appsv1.StatefulSet:
+			spec, replicas = &w.Spec.Template.Spec, *w.Spec.Replicas
+		default:
+			continue
+		}
+		for range replicas {
+			for _, c := range spec.Containers {
+				cpu.Add(*c.Resources.Requests.Cpu())
+				mem.Add(*c.Resources.Requests.Memory())
+			}
+		}
+	}
+	t.Logf("requests: cpu %s, memory %s", cpu.String(), mem.String())
+	if cpu.Cmp(resource.MustParse("1")) >= 0 || mem.Cmp(resource.MustParse("2Gi")) >= 0 {
+		t.Errorf("values-small.yaml asks for cpu %s, memory %s", cpu.String(), mem.String())
+	}
 }

@@ -45,6 +45,7 @@ func bootstrapCmd(args []string) int {
 	examples := fs.String("examples", "", "Example providers to set up, comma-separated: "+strings.Join(launcher.Examples, ", ")+".")
 	examplesDir := fs.String("examples-dir", "", "Directory of the examples' manifests (<name>/config/...).")
 	health := fs.String("health-address", "127.0.0.1:8081", "Address of /healthz and /readyz.")
+	owner := fs.String("owner-service-account", "", "ServiceAccount of --namespace that owns the Secrets, so they go with it (helm uninstall); empty: none.")
 	dir := fs.String("work-directory", filepath.Join(os.TempDir(), "meshplane-bootstrap"), "Directory for the credentials' files.")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -109,6 +110,21 @@ func bootstrapCmd(args []string) int {
 		}
 	}
 	s := &secretSync{client: hc, namespace: *namespace, prefix: *prefix, dir: *dir, names: credentialNames(names)}
+	if *owner != "" {
+		for {
+			sa, err := hc.CoreV1().ServiceAccounts(*namespace).Get(ctx, *owner, metav1.GetOptions{})
+			if err == nil {
+				s.owner = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ServiceAccount", Name: sa.Name, UID: sa.UID}}
+				break
+			}
+			logf("reading the owner ServiceAccount %s (retrying in 10s): %v", *owner, err)
+			select {
+			case <-ctx.Done():
+				return 1
+			case <-time.After(10 * time.Second):
+			}
+		}
+	}
 	for {
 		if err := s.sync(ctx); err != nil {
 			logf("writing the credential Secrets (retrying): %v", err)
@@ -139,7 +155,9 @@ type secretSync struct {
 	namespace, prefix string
 	dir               string
 	names             []string
-	written           map[string][]byte
+	// owner owns every Secret written (none when empty).
+	owner   []metav1.OwnerReference
+	written map[string][]byte
 }
 
 func (s *secretSync) sync(ctx context.Context) error {
@@ -199,12 +217,15 @@ func (s *secretSync) apply(ctx context.Context, name string, data map[string][]b
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = secrets.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.namespace, Labels: map[string]string{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.namespace, OwnerReferences: s.owner, Labels: map[string]string{
 				"app.kubernetes.io/part-of": "meshplane", "app.kubernetes.io/instance": s.prefix, "app.kubernetes.io/managed-by": "meshplane-bootstrap"}},
 			Type: corev1.SecretTypeOpaque, Data: data,
 		}, metav1.CreateOptions{})
 	case err == nil:
 		cur.Data = data
+		if len(s.owner) > 0 {
+			cur.OwnerReferences = s.owner
+		}
 		_, err = secrets.Update(ctx, cur, metav1.UpdateOptions{})
 	}
 	if err != nil {

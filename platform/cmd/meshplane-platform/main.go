@@ -2,10 +2,10 @@
 // (`make run`): the core and every component, as one process tree.
 // `meshplane-platform status [--root-directory DIR]` prints each
 // component's pid, state and restart count. `meshplane-platform
-// bootstrap` and `meshplane-platform key-file` are the Helm charts'
-// in-cluster helpers (bootstrap.go, keyfile.go); `meshplane-platform
-// install` and `uninstall` put those charts into a Kubernetes cluster
-// (helmcmd.go, package install).
+// bootstrap`, `key-file` and `check` are the Helm charts' in-cluster
+// helpers (bootstrap.go, keyfile.go, check.go: `helm test`);
+// `meshplane-platform install` and `uninstall` put those charts into a
+// Kubernetes cluster (helmcmd.go, package install).
 package main
 
 import (
@@ -31,6 +31,8 @@ func main() {
 			os.Exit(keyFile(os.Args[2:]))
 		case "install", "uninstall":
 			os.Exit(helmCommand(os.Args[1], os.Args[2:]))
+		case "check":
+			os.Exit(checkCmd(os.Args[2:]))
 		}
 	}
 	cfg, err := launcher.ParseFlags(os.Args[1:])
