@@ -18,6 +18,7 @@ import (
 	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
 	"github.com/meshplane/meshplane/webhook/internal/mapping"
 	"github.com/meshplane/meshplane/webhook/internal/metrics"
+	"github.com/meshplane/meshplane/webhook/internal/orgs"
 	"github.com/meshplane/meshplane/webhook/internal/resources"
 	"github.com/meshplane/meshplane/webhook/internal/review"
 
@@ -36,6 +37,9 @@ type Decider struct {
 	Resources *resources.Resolver
 	FGA       OpenFGA
 	Metrics   *metrics.Metrics
+	// Orgs reads root:orgs for the organizations' own reads there (nil:
+	// none are answered).
+	Orgs *orgs.Reader
 	// CacheTTL is how long a Check's answer is reused (0: no cache).
 	CacheTTL time.Duration
 	// NewClusterGrace is how long a workspace whose store is not known
@@ -84,6 +88,9 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 		return Result{RetryAfter: d.RetryAfter, Cache: "none",
 			Status: authorizationv1.SubjectAccessReviewStatus{Reason: "the account workspaces are being read"}}
 	case !known:
+		if name, ok := orgs.NamedRead(r.Spec.ResourceAttributes); ok && d.Orgs != nil {
+			return d.decideOrgRead(ctx, cluster, r.Spec.User, name)
+		}
 		return noOpinion("logical cluster %s is no account workspace", cluster)
 	case info.StoreID == "" && time.Since(firstSeen) < d.NewClusterGrace:
 		return Result{RetryAfter: d.RetryAfter, Cache: "none",
@@ -96,6 +103,9 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 	var err error
 	if ra := r.Spec.ResourceAttributes; ra != nil {
 		if q, ok := mapping.ForSelfReview(ws, r.Spec.User, ra); ok {
+			return d.check(ctx, info, q)
+		}
+		if q, ok := mapping.ForLogicalCluster(ws, r.Spec.User, ra); ok {
 			return d.check(ctx, info, q)
 		}
 		if q, ok := mapping.ForRoleAssignment(ws, r.Spec.User, ra); ok {

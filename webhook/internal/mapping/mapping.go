@@ -74,6 +74,17 @@ func ForSelfReview(ws Workspace, user string, ra *authorizationv1.ResourceAttrib
 	return Query{User: fga.UserID(user), Object: ws.Account, Relation: "get"}, true
 }
 
+// ForLogicalCluster maps a read of the workspace's own LogicalCluster
+// (core.kcp.io logicalclusters "cluster", which `kubectl ws use` reads to
+// enter a workspace) to get on the account: its members may enter. ok is
+// false for anything else; writes stay RBAC's.
+func ForLogicalCluster(ws Workspace, user string, ra *authorizationv1.ResourceAttributes) (Query, bool) {
+	if ra.Group != "core.kcp.io" || ra.Resource != "logicalclusters" || ra.Subresource != "" || ra.Name != "cluster" || ra.Verb != "get" {
+		return Query{}, false
+	}
+	return Query{User: fga.UserID(user), Object: ws.Account, Relation: "get"}, true
+}
+
 // roleAssignments is the grant API's resource (core.platform-mesh.io
 // RoleAssignments, in the workspace whose account they grant on).
 const roleAssignments = "core.platform-mesh.io/roleassignments"

@@ -133,3 +133,23 @@ func TestForRoleAssignment(t *testing.T) {
 		}
 	}
 }
+
+func TestForLogicalCluster(t *testing.T) {
+	ws := Workspace{Cluster: "c1", Account: "core_platform-mesh_io_account:org1/team"}
+	q, ok := ForLogicalCluster(ws, "bob", &authorizationv1.ResourceAttributes{Verb: "get", Group: "core.kcp.io", Resource: "logicalclusters", Name: "cluster"})
+	if !ok || q.Object != ws.Account || q.Relation != "get" || q.User != "user:bob" {
+		t.Errorf("get of the LogicalCluster: %+v, %v", q, ok)
+	}
+	for _, ra := range []authorizationv1.ResourceAttributes{
+		{Verb: "update", Group: "core.kcp.io", Resource: "logicalclusters", Name: "cluster"},
+		{Verb: "patch", Group: "core.kcp.io", Resource: "logicalclusters", Name: "cluster", Subresource: "status"},
+		{Verb: "get", Group: "core.kcp.io", Resource: "logicalclusters", Name: "cluster", Subresource: "status"},
+		{Verb: "list", Group: "core.kcp.io", Resource: "logicalclusters"},
+		{Verb: "get", Group: "core.kcp.io", Resource: "logicalclusters", Name: "other"},
+		{Verb: "get", Group: "example.com", Resource: "logicalclusters", Name: "cluster"},
+	} {
+		if _, ok := ForLogicalCluster(ws, "bob", &ra); ok {
+			t.Errorf("%+v must not map to the LogicalCluster read", ra)
+		}
+	}
+}

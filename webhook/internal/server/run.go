@@ -26,6 +26,7 @@ import (
 	"github.com/meshplane/meshplane/webhook/internal/decision"
 	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
 	"github.com/meshplane/meshplane/webhook/internal/metrics"
+	"github.com/meshplane/meshplane/webhook/internal/orgs"
 	"github.com/meshplane/meshplane/webhook/internal/resources"
 )
 
@@ -52,6 +53,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	d := &decision.Decider{Clusters: reg, FGA: fgaClient, Metrics: m,
 		Resources:       &resources.Resolver{Host: c.Base.Host, HTTP: discovery, TTL: c.DiscoveryTTL},
+		Orgs:            &orgs.Reader{Host: c.Base.Host, HTTP: discovery},
 		CacheTTL:        c.DecisionCacheTTL,
 		NewClusterGrace: c.NewClusterGrace,
 		RetryAfter:      time.Second,
