@@ -89,7 +89,7 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 			Status: authorizationv1.SubjectAccessReviewStatus{Reason: "the account workspaces are being read"}}
 	case !known:
 		if name, ok := orgs.NamedRead(r.Spec.ResourceAttributes); ok && d.Orgs != nil {
-			return d.decideOrgRead(ctx, cluster, r.Spec.User, name)
+			return d.decideOrgRead(ctx, cluster, r.Spec.User, r.Spec.Groups, name)
 		}
 		return noOpinion("logical cluster %s is no account workspace", cluster)
 	case info.StoreID == "" && time.Since(firstSeen) < d.NewClusterGrace:
@@ -103,13 +103,13 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 	var err error
 	if ra := r.Spec.ResourceAttributes; ra != nil {
 		if q, ok := mapping.ForSelfReview(ws, r.Spec.User, ra); ok {
-			return d.check(ctx, info, q)
+			return d.check(ctx, info, q, r.Spec.Groups)
 		}
 		if q, ok := mapping.ForLogicalCluster(ws, r.Spec.User, ra); ok {
-			return d.check(ctx, info, q)
+			return d.check(ctx, info, q, r.Spec.Groups)
 		}
 		if q, ok := mapping.ForRoleAssignment(ws, r.Spec.User, ra); ok {
-			return d.check(ctx, info, q)
+			return d.check(ctx, info, q, r.Spec.Groups)
 		}
 		if !mapping.IsResourceVerb(ra.Verb) {
 			return noOpinion("verb %q is not in the model", ra.Verb)
@@ -127,10 +127,29 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 	if err != nil {
 		return noOpinion("%v", err)
 	}
-	return d.check(ctx, info, q)
+	return d.check(ctx, info, q, r.Spec.Groups)
 }
 
-func (d *Decider) check(ctx context.Context, info clusters.Info, q mapping.Query) Result {
+// check asks OpenFGA about q with the user's groups; a model without
+// groups (an organization whose model is not updated yet) is asked
+// without them.
+func (d *Decider) check(ctx context.Context, info clusters.Info, q mapping.Query, groups []string) Result {
+	if len(groups) > 0 {
+		res := d.checkOnce(ctx, info, mapping.WithGroups(q, groups))
+		if !res.invalid {
+			return res.Result
+		}
+	}
+	return d.checkOnce(ctx, info, q).Result
+}
+
+type checked struct {
+	Result
+	// invalid: OpenFGA refused the Check as not in the model.
+	invalid bool
+}
+
+func (d *Decider) checkOnce(ctx context.Context, info clusters.Info, q mapping.Query) checked {
 	model, err := d.models.Current(ctx, info.StoreID)
 	if err != nil {
 		return d.failed(info, q, err)
@@ -139,7 +158,7 @@ func (d *Decider) check(ctx context.Context, info clusters.Info, q mapping.Query
 	if d.CacheTTL > 0 {
 		if v, ok := d.cache.Get(key); ok {
 			d.Metrics.Cache.WithLabelValues("hit").Inc()
-			return result(v.(bool), q, "hit")
+			return checked{Result: result(v.(bool), q, "hit")}
 		}
 		d.Metrics.Cache.WithLabelValues("miss").Inc()
 	}
@@ -152,17 +171,17 @@ func (d *Decider) check(ctx context.Context, info clusters.Info, q mapping.Query
 	if d.CacheTTL > 0 {
 		d.cache.Add(key, allowed, d.CacheTTL)
 	}
-	return result(allowed, q, "miss")
+	return checked{Result: result(allowed, q, "miss")}
 }
 
-func (d *Decider) failed(info clusters.Info, q mapping.Query, err error) Result {
+func (d *Decider) failed(info clusters.Info, q mapping.Query, err error) checked {
 	if errors.Is(err, fgacheck.ErrInvalid) {
 		// Not in this store's model (or the store is gone): no opinion.
-		return noOpinion("%s %s %s: not in the model of store %s", q.User, q.Relation, q.Object, info.StoreID)
+		return checked{Result: noOpinion("%s %s %s: not in the model of store %s", q.User, q.Relation, q.Object, info.StoreID), invalid: true}
 	}
 	res := noOpinion("OpenFGA could not answer")
 	res.Status.EvaluationError = err.Error()
-	return res
+	return checked{Result: res}
 }
 
 func result(allowed bool, q mapping.Query, cache string) Result {

@@ -17,7 +17,7 @@ import (
 // whoever the organization's model lets get its Account (its owners and
 // members). Listing root:orgs is not answered: RBAC refuses it, so no
 // tenant learns another organization's name, creator or cluster.
-func (d *Decider) decideOrgRead(ctx context.Context, cluster, user, name string) Result {
+func (d *Decider) decideOrgRead(ctx context.Context, cluster, user string, groups []string, name string) Result {
 	orgsCluster, err := d.Orgs.Cluster(ctx)
 	if err != nil {
 		res := noOpinion("reading %s", orgs.Path)
@@ -43,5 +43,5 @@ func (d *Decider) decideOrgRead(ctx context.Context, cluster, user, name string)
 	if !ok || info.StoreID == "" || info.OriginCluster != cluster || info.Account != name {
 		return noOpinion("organization %s has no store yet", name)
 	}
-	return d.check(ctx, info, mapping.Query{User: fga.UserID(user), Object: fga.AccountObject(cluster, name), Relation: "get"})
+	return d.check(ctx, info, mapping.Query{User: fga.UserID(user), Object: fga.AccountObject(cluster, name), Relation: "get"}, groups)
 }
