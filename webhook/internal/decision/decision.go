@@ -88,8 +88,8 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 		return Result{RetryAfter: d.RetryAfter, Cache: "none",
 			Status: authorizationv1.SubjectAccessReviewStatus{Reason: "the account workspaces are being read"}}
 	case !known:
-		if name, ok := orgs.NamedRead(r.Spec.ResourceAttributes); ok && d.Orgs != nil {
-			return d.decideOrgRead(ctx, cluster, r.Spec.User, r.Spec.Groups, name)
+		if name, rel, ok := orgs.Request(r.Spec.ResourceAttributes); ok && d.Orgs != nil {
+			return d.decideOrg(ctx, cluster, r.Spec.User, r.Spec.Groups, name, rel)
 		}
 		return noOpinion("logical cluster %s is no account workspace", cluster)
 	case info.StoreID == "" && time.Since(firstSeen) < d.NewClusterGrace:

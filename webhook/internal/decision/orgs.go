@@ -11,13 +11,16 @@ import (
 	"github.com/meshplane/meshplane/webhook/internal/orgs"
 )
 
-// decideOrgRead answers a read of the organization name's Account or
-// Workspace by name in cluster, when cluster is root:orgs: allowed for its
-// founder (the Account's creator, also before its store exists) and for
-// whoever the organization's model lets get its Account (its owners and
-// members). Listing root:orgs is not answered: RBAC refuses it, so no
-// tenant learns another organization's name, creator or cluster.
-func (d *Decider) decideOrgRead(ctx context.Context, cluster, user string, groups []string, name string) Result {
+// decideOrg answers a request on the organization name in cluster, when
+// cluster is root:orgs: a read of its Account or Workspace by name
+// (relation get) or the deletion of its Account (relation delete).
+// Allowed for its founder (the Account's creator, its owner from its
+// creation on, before its store exists) and for whoever the
+// organization's model gives the relation on its Account: owners and
+// members read, owners delete. Listing root:orgs is not answered: RBAC
+// refuses it, so no tenant learns another organization's name, creator
+// or cluster.
+func (d *Decider) decideOrg(ctx context.Context, cluster, user string, groups []string, name, relation string) Result {
 	orgsCluster, err := d.Orgs.Cluster(ctx)
 	if err != nil {
 		res := noOpinion("reading %s", orgs.Path)
@@ -43,5 +46,5 @@ func (d *Decider) decideOrgRead(ctx context.Context, cluster, user string, group
 	if !ok || info.StoreID == "" || info.OriginCluster != cluster || info.Account != name {
 		return noOpinion("organization %s has no store yet", name)
 	}
-	return d.check(ctx, info, mapping.Query{User: fga.UserID(user), Object: fga.AccountObject(cluster, name), Relation: "get"}, groups)
+	return d.check(ctx, info, mapping.Query{User: fga.UserID(user), Object: fga.AccountObject(cluster, name), Relation: relation}, groups)
 }

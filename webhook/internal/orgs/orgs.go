@@ -35,24 +35,24 @@ type Reader struct {
 	cluster string // root:orgs' logical cluster, once known
 }
 
-// NamedRead returns the organization a review reads by name: get, list or
-// watch (a list or watch of one name, kubectl's field selector
-// metadata.name) of an Account or a Workspace, whose Account-operator-made
-// Workspace has the Account's name. ok is false for anything else.
-func NamedRead(ra *authorizationv1.ResourceAttributes) (name string, ok bool) {
+// Request returns the organization a review in root:orgs is about and
+// the relation on its Account that decides it: get for a read by name (get,
+// or a list or watch of one name, kubectl's field selector metadata.name)
+// of the Account or of its Workspace, which has the Account's name; delete
+// for deleting the Account. ok is false for anything else.
+func Request(ra *authorizationv1.ResourceAttributes) (name, relation string, ok bool) {
 	if ra == nil || ra.Name == "" || ra.Subresource != "" {
-		return "", false
+		return "", "", false
 	}
-	switch ra.Verb {
-	case "get", "list", "watch":
-	default:
-		return "", false
+	accounts := ra.Group == corev1alpha1.SchemeGroupVersion.Group && ra.Resource == "accounts"
+	workspaces := ra.Group == "tenancy.kcp.io" && ra.Resource == "workspaces"
+	switch {
+	case (accounts || workspaces) && (ra.Verb == "get" || ra.Verb == "list" || ra.Verb == "watch"):
+		return ra.Name, "get", true
+	case accounts && ra.Verb == "delete":
+		return ra.Name, "delete", true
 	}
-	switch ra.Group + "/" + ra.Resource {
-	case corev1alpha1.SchemeGroupVersion.Group + "/accounts", "tenancy.kcp.io/workspaces":
-		return ra.Name, true
-	}
-	return "", false
+	return "", "", false
 }
 
 // Cluster returns root:orgs' logical cluster, read once.

@@ -6,14 +6,17 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 )
 
-func TestNamedRead(t *testing.T) {
+func TestRequest(t *testing.T) {
 	for _, tc := range []struct {
 		ra   authorizationv1.ResourceAttributes
 		want string
 	}{
-		{authorizationv1.ResourceAttributes{Verb: "get", Group: "core.platform-mesh.io", Resource: "accounts", Name: "acme"}, "acme"},
-		{authorizationv1.ResourceAttributes{Verb: "watch", Group: "core.platform-mesh.io", Resource: "accounts", Name: "acme"}, "acme"},
-		{authorizationv1.ResourceAttributes{Verb: "list", Group: "tenancy.kcp.io", Resource: "workspaces", Name: "acme"}, "acme"},
+		{authorizationv1.ResourceAttributes{Verb: "delete", Group: "core.platform-mesh.io", Resource: "accounts", Name: "acme"}, "acme/delete"},
+		{authorizationv1.ResourceAttributes{Verb: "deletecollection", Group: "core.platform-mesh.io", Resource: "accounts"}, ""},
+		{authorizationv1.ResourceAttributes{Verb: "patch", Group: "core.platform-mesh.io", Resource: "accounts", Name: "acme"}, ""},
+		{authorizationv1.ResourceAttributes{Verb: "get", Group: "core.platform-mesh.io", Resource: "accounts", Name: "acme"}, "acme/get"},
+		{authorizationv1.ResourceAttributes{Verb: "watch", Group: "core.platform-mesh.io", Resource: "accounts", Name: "acme"}, "acme/get"},
+		{authorizationv1.ResourceAttributes{Verb: "list", Group: "tenancy.kcp.io", Resource: "workspaces", Name: "acme"}, "acme/get"},
 		{authorizationv1.ResourceAttributes{Verb: "list", Group: "core.platform-mesh.io", Resource: "accounts"}, ""},
 		{authorizationv1.ResourceAttributes{Verb: "update", Group: "core.platform-mesh.io", Resource: "accounts", Name: "acme"}, ""},
 		{authorizationv1.ResourceAttributes{Verb: "delete", Group: "tenancy.kcp.io", Resource: "workspaces", Name: "acme"}, ""},
@@ -21,12 +24,16 @@ func TestNamedRead(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Verb: "get", Group: "core.platform-mesh.io", Resource: "stores", Name: "acme"}, ""},
 		{authorizationv1.ResourceAttributes{Verb: "get", Group: "tenancy.kcp.io", Resource: "workspacetypes", Name: "acme-org"}, ""},
 	} {
-		got, ok := NamedRead(&tc.ra)
+		name, rel, ok := Request(&tc.ra)
+		got := ""
+		if ok {
+			got = name + "/" + rel
+		}
 		if got != tc.want || ok != (tc.want != "") {
-			t.Errorf("NamedRead(%+v) = %q, %v; want %q", tc.ra, got, ok, tc.want)
+			t.Errorf("Request(%+v) = %q, %v; want %q", tc.ra, got, ok, tc.want)
 		}
 	}
-	if _, ok := NamedRead(nil); ok {
-		t.Error("NamedRead(nil) must be false")
+	if _, _, ok := Request(nil); ok {
+		t.Error("Request(nil) must be false")
 	}
 }

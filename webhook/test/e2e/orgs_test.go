@@ -168,3 +168,35 @@ func (p *platform) graphql(t *testing.T, context, workspace, query string) strin
 	_, _ = b.ReadFrom(resp.Body)
 	return b.String()
 }
+
+// TestOwnersDeleteTheirOrganization (issue 23): the founder deletes her
+// organization's Account in root:orgs, and so may an owner granted by a
+// RoleAssignment; a member and an outsider may not.
+func TestOwnersDeleteTheirOrganization(t *testing.T) {
+	p := startPlatform(t)
+	for _, org := range []string{"delorg", "delorg2"} {
+		p.must(t, "alice", "root:orgs", account(org, "org"), "create", "-f", "-")
+	}
+	for _, org := range []string{"delorg", "delorg2"} {
+		p.must(t, "alice", "root:orgs", "", "wait", "--for=condition=Ready", "account/"+org, "--timeout=120s")
+		p.eventually(t, "alice to list the accounts of "+org, true, "alice", "root:orgs:"+org, "get", "accounts")
+	}
+	p.must(t, "alice", "root:orgs:delorg", roleAssignment("bob-member", "bob", "member"), "create", "-f", "-")
+	p.must(t, "alice", "root:orgs:delorg2", roleAssignment("carol-owner", "carol", "owner"), "create", "-f", "-")
+	p.eventually(t, "bob to read delorg once a member", true, "bob", "root:orgs", "get", "account", "delorg")
+
+	out, err := p.kubectl(t, "bob", "root:orgs", "", "delete", "account", "delorg2", "--dry-run=server")
+	framework.RequireFails(t, "", out, err, "bob (an outsider) deleting delorg2", "Forbidden")
+	out, err = p.kubectl(t, "bob", "root:orgs", "", "delete", "account", "delorg", "--dry-run=server")
+	framework.RequireFails(t, "", out, err, "bob (a member) deleting delorg", "Forbidden")
+
+	// An owner by grant deletes delorg2 (dry run), the founder delorg.
+	p.eventuallyAs(t, "carol (owner of delorg2) to delete it", true, "carol", "root:orgs", "delete", "account", "delorg2", "--dry-run=server")
+	if out, err := p.run(t, "carol", "root:orgs", "", "delete", "account", "delorg", "--dry-run=server"); err == nil || !strings.Contains(out, "Forbidden") {
+		t.Errorf("carol (owner of delorg2 only) deleted delorg (err %v): %s", err, out)
+	}
+	p.must(t, "alice", "root:orgs", "", "delete", "account", "delorg", "--wait=true", "--timeout=120s")
+	if out, err := p.kubectl(t, "base", "root:orgs", "", "get", "workspace", "delorg"); err == nil || !strings.Contains(out, "NotFound") {
+		t.Errorf("delorg's workspace is still there after its Account was deleted (err %v): %s", err, out)
+	}
+}
