@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -27,7 +28,7 @@ import (
 
 // OpenFGA is what the decider asks of OpenFGA.
 type OpenFGA interface {
-	Check(ctx context.Context, store, model string, q mapping.Query) (bool, error)
+	Check(ctx context.Context, store, model string, q mapping.Query, fresh bool) (bool, error)
 	LatestModel(ctx context.Context, store string) (string, error)
 }
 
@@ -50,6 +51,7 @@ type Decider struct {
 
 	models *Models
 	cache  *cache.LRUExpireCache
+	grants *grantChanges
 }
 
 // Init prepares the caches; modelRefresh is how often a store's current
@@ -57,6 +59,16 @@ type Decider struct {
 func (d *Decider) Init(modelRefresh time.Duration) {
 	d.models = NewModels(d.FGA, modelRefresh, d.Metrics)
 	d.cache = cache.NewLRUExpireCache(65536)
+	d.grants = newGrantChanges()
+}
+
+// GrantsChanged tells the decider that grants in store changed (a
+// RoleAssignment or Store was written): its cached answers for the store
+// are dropped, and for a while its Checks go past OpenFGA's caches.
+func (d *Decider) GrantsChanged(store string) {
+	if store != "" {
+		d.grants.changed(store)
+	}
 }
 
 // Result is the answer to a review.
@@ -154,7 +166,8 @@ func (d *Decider) checkOnce(ctx context.Context, info clusters.Info, q mapping.Q
 	if err != nil {
 		return d.failed(info, q, err)
 	}
-	key := info.StoreID + "|" + model + "|" + q.Key()
+	gen, fresh := d.grants.state(info.StoreID)
+	key := info.StoreID + "|" + model + "|" + strconv.FormatUint(gen, 10) + "|" + q.Key()
 	if d.CacheTTL > 0 {
 		if v, ok := d.cache.Get(key); ok {
 			d.Metrics.Cache.WithLabelValues("hit").Inc()
@@ -163,7 +176,7 @@ func (d *Decider) checkOnce(ctx context.Context, info clusters.Info, q mapping.Q
 		d.Metrics.Cache.WithLabelValues("miss").Inc()
 	}
 	start := time.Now()
-	allowed, err := d.FGA.Check(ctx, info.StoreID, model, q)
+	allowed, err := d.FGA.Check(ctx, info.StoreID, model, q, fresh)
 	d.Metrics.OpenFGASeconds.WithLabelValues("check").Observe(time.Since(start).Seconds())
 	if err != nil {
 		return d.failed(info, q, err)

@@ -37,6 +37,7 @@ type fixture struct {
 	store   string
 	reg     *clusters.Registry
 	metrics *metrics.Metrics
+	decider *decision.Decider
 	srv     *httptest.Server
 }
 
@@ -72,6 +73,7 @@ func newFixture(t *testing.T, cacheTTL time.Duration) *fixture {
 	d := &decision.Decider{Clusters: f.reg, FGA: client, Metrics: f.metrics, Resources: &resources.Resolver{},
 		CacheTTL: cacheTTL, NewClusterGrace: time.Minute, RetryAfter: time.Second}
 	d.Init(100 * time.Millisecond)
+	f.decider = d
 	mux := http.NewServeMux()
 	mux.Handle("/authz", AuthzHandler(d, f.metrics, logr.Discard()))
 	mux.Handle("/rules", RulesHandler(d, client, logr.Discard()))
@@ -268,6 +270,30 @@ func TestCache(t *testing.T) {
 	framework.Eventually(t, 20*time.Second, 200*time.Millisecond, "the revoked grant to stop working under the new model", func() (bool, string) {
 		return !f.allowed(t, sar), "still allowed"
 	})
+}
+
+// TestGrantsChanged: a grant change (the webhook saw a RoleAssignment or
+// Store written) drops the store's cached answers at once, and the next
+// Check goes past OpenFGA's caches.
+func TestGrantsChanged(t *testing.T) {
+	f := newFixture(t, time.Hour)
+	f.write(t, []v1alpha1.Tuple{member("bob")}, nil)
+	sar := reviewOf("bob", "list", "configmaps", "default", "")
+	framework.Eventually(t, 20*time.Second, 200*time.Millisecond, "bob to be allowed", func() (bool, string) {
+		return f.allowed(t, sar), "not allowed"
+	})
+	f.write(t, nil, []v1alpha1.Tuple{member("bob")})
+	if !f.allowed(t, sar) {
+		t.Fatalf("a cached allow was not reused within the TTL")
+	}
+	f.decider.GrantsChanged("another-store")
+	if !f.allowed(t, sar) {
+		t.Fatalf("a change in another store dropped this store's answers")
+	}
+	f.decider.GrantsChanged(f.store)
+	if f.allowed(t, sar) {
+		t.Fatalf("bob is still allowed right after his store's grants changed")
+	}
 }
 
 // TestOpenFGADown checks that without OpenFGA nothing is allowed.
