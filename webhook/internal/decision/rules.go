@@ -2,12 +2,14 @@ package decision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/meshplane/meshplane/apis/fga"
+	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
 	"github.com/meshplane/meshplane/webhook/internal/mapping"
 )
 
@@ -67,7 +69,7 @@ func (d *Decider) Rules(ctx context.Context, b Batcher, user string, groups []st
 	discovery, _ := mapping.ForNonResource(ws, user, &authorizationv1.NonResourceAttributes{Path: "/api", Verb: "get"})
 	qs = append(qs, discovery)
 	answers, err := b.BatchCheck(ctx, info.StoreID, model, withGroups(qs, groups))
-	if err != nil && len(groups) > 0 {
+	if errors.Is(err, fgacheck.ErrInvalid) && len(groups) > 0 {
 		// A model without groups: asked without them.
 		answers, err = b.BatchCheck(ctx, info.StoreID, model, qs)
 	}

@@ -107,6 +107,21 @@ func TestOutsidersSeeNoOrganization(t *testing.T) {
 		t.Errorf("bob (an outsider) entered %s: %s", org, out)
 	}
 
+	// bob founds his own organization: reading it by name (a list or watch
+	// with its name as field selector) shows his and nothing else.
+	p.must(t, "bob", "root:orgs", strings.ReplaceAll(account("bobsorg", "org"), "creator: alice", "creator: bob"), "create", "-f", "-")
+	p.must(t, "bob", "root:orgs", "", "wait", "--for=condition=Ready", "account/bobsorg", "--timeout=120s")
+	for _, base := range []string{orgsAPI, orgsWorkspaces} {
+		for _, q := range []string{"?fieldSelector=metadata.name%3Dbobsorg", "?resourceVersion=0&fieldSelector=metadata.name%3D%3Dbobsorg",
+			"?watch=true&timeoutSeconds=2&fieldSelector=metadata.name%3Dbobsorg", "?fieldSelector=metadata.name%3Dbobsorg,metadata.name!%3Dx"} {
+			out := p.must(t, "bob", "root:orgs", "", "get", "--raw", base+q)
+			leaks("bob's read of his own organization "+base+q, out)
+			if !strings.Contains(out, `"name":"bobsorg"`) {
+				t.Errorf("bob's read of his own organization %s%s does not show it: %s", base, q, out)
+			}
+		}
+	}
+
 	// A member reads his organization by name and enters it; lists stay closed.
 	p.must(t, "alice", org, roleAssignment("bob-member", "bob", "member"), "create", "-f", "-")
 	p.eventually(t, "bob to get account hiddenorg once a member", true, "bob", "root:orgs", "get", "account", "hiddenorg")
