@@ -6,10 +6,8 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -19,58 +17,49 @@ import (
 // WatchGrants calls changed with an organization's store id whenever its
 // grants change: a RoleAssignment in one of its workspaces (created,
 // changed, e.g. Ready once its tuple is written, or deleted once its tuple
-// is revoked) or its Store (spec.tuples). One wildcard watch per kind
-// through the export's virtual workspace (vw), for all workspaces. It
-// returns when ctx ends.
+// is revoked) or its Store (spec.tuples; a Store is named after its
+// organization). One metadata-only wildcard watch per kind through the
+// export's virtual workspace (vw), for all workspaces. It returns when ctx
+// ends.
 func WatchGrants(ctx context.Context, vw *rest.Config, reg *Registry, changed func(store string), log logr.Logger) error {
 	cfg := rest.CopyConfig(vw)
 	cfg.Host = strings.TrimSuffix(cfg.Host, "/") + "/clusters/*"
-	client, err := dynamic.NewForConfig(cfg)
+	mc, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	gv := corev1alpha1.SchemeGroupVersion
-	roleAssignments := func(obj *unstructured.Unstructured) string {
-		info, _, ok := reg.Get(obj.GetAnnotations()["kcp.io/cluster"])
-		if !ok {
-			return ""
-		}
+	byCluster := func(m metav1.Object) string {
+		info, _, _ := reg.Get(m.GetAnnotations()["kcp.io/cluster"])
 		return info.StoreID
 	}
-	stores := func(obj *unstructured.Unstructured) string {
-		id, _, _ := unstructured.NestedString(obj.Object, "status", "storeId")
-		return id
+	byOrg := func(m metav1.Object) string {
+		info, _ := reg.ByPath(OrgsPrefix + m.GetName())
+		return info.StoreID
 	}
-	for resource, storeOf := range map[string]func(*unstructured.Unstructured) string{"roleassignments": roleAssignments, "stores": stores} {
-		ri := client.Resource(gv.WithResource(resource))
-		inf := cache.NewSharedIndexInformer(&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return ri.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return ri.Watch(ctx, o)
-			},
-		}, &unstructured.Unstructured{}, 0, cache.Indexers{})
+	f := metadatainformer.NewSharedInformerFactory(mc, 0)
+	gv := corev1alpha1.SchemeGroupVersion
+	for resource, storeOf := range map[string]func(metav1.Object) string{"roleassignments": byCluster, "stores": byOrg} {
 		notify := func(obj any) {
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				if store := storeOf(u); store != "" {
+			if m, ok := obj.(metav1.Object); ok {
+				if store := storeOf(m); store != "" {
 					changed(store)
 				}
 			}
 		}
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		if _, err := f.ForResource(gv.WithResource(resource)).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    notify,
 			UpdateFunc: func(_, obj any) { notify(obj) },
 			DeleteFunc: notify,
 		}); err != nil {
 			return err
 		}
-		go inf.RunWithContext(ctx)
 		log.Info("watching grants", "resource", resource+"."+gv.Group)
 	}
+	f.Start(ctx.Done())
 	<-ctx.Done()
+	f.Shutdown()
 	return nil
 }
