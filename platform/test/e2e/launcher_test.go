@@ -215,7 +215,10 @@ func TestLauncher(t *testing.T) {
 	if out := mustKubectl(t, kubeconfig, "--context", "alice", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "alice" {
 		t.Errorf("alice's context authenticates as %q", out)
 	}
-	mustKubectl(t, kubeconfig, "--context", "bob", "get", "workspaces")
+	// No tenant lists the organizations (docs/authorization.md).
+	if out, err := kubectl(t, kubeconfig, "--context", "bob", "get", "workspaces"); err == nil || !strings.Contains(out, "Forbidden") {
+		t.Errorf("bob listed the workspaces of root:orgs (err %v): %s", err, out)
+	}
 	if out, err := kubectl(t, kubeconfig, "--context", "bob", "create", "namespace", "nope"); err == nil || !strings.Contains(out, "Forbidden") {
 		t.Errorf("bob created a namespace in root:orgs (err %v): %s", err, out)
 	}
@@ -292,7 +295,7 @@ func TestLauncher(t *testing.T) {
 		"get", "accountinfo", "account", "-o", "jsonpath={.metadata.uid}/{.spec.organization.name}"); got != acmeInfo {
 		t.Errorf("after a restart acme's AccountInfo is %q, was %q", got, acmeInfo)
 	}
-	if ws := mustKubectl(t, kubeconfig, "--context", "alice", "get", "workspaces", "-o", "name"); strings.Count(ws, "acme") != 1 {
+	if ws := mustKubectl(t, kubeconfig, "--context", "root", "--server", envA["CORE_URL"]+"/clusters/root:orgs", "get", "workspaces", "-o", "name"); strings.Count(ws, "acme") != 1 {
 		t.Errorf("after a restart root:orgs holds %q", ws)
 	}
 	if after := bootstrapVersions(t, kubeconfig, envA["CORE_URL"]); after != bootstrapped {
