@@ -108,10 +108,12 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 		return nil, err
 	}
 	// A TokenReview answers with the token's audiences: the static tokens
+	// and the JWT issuers' (whose own audiences their authenticators check)
 	// are audience-agnostic (any API audience), as in kube-apiserver.
 	apiAudiences := c.ServiceAccountIssuer.APIAudiences()
 	builtin.AddReviews(p.storage, builtin.WithDefaultAudiences(apiAudiences, tokenunion.New(
-		authenticator.WrapAudienceAgnosticToken(apiAudiences, c.TokenAuthenticator), p.serviceAccounts.authenticator, p.jwt.tokens)),
+		authenticator.WrapAudienceAgnosticToken(apiAudiences, c.TokenAuthenticator), p.serviceAccounts.authenticator,
+		authenticator.WrapAudienceAgnosticToken(apiAudiences, p.jwt.tokens))),
 		authorization.ForReviews(p.authz, authorization.NewBind(rbacSource(p.storage))), p.rules)
 	namespaces := namespacelifecycle.New(p.namespaceGetter())
 	namespaces.Deleting = p.clusterDeleting
