@@ -103,7 +103,7 @@ func writeStatus(ctx context.Context, updateStatus func(context.Context, string,
 	if terminating {
 		want.Labels = tenancy.WithLifecycleLabels(want.Labels, nil, want.Status.Terminators)
 	} else {
-		want.Labels = tenancy.WithLifecycleLabels(want.Labels, want.Status.Initializers, nil)
+		want.Labels = tenancy.WithLifecycleLabels(want.Labels, want.Status.Initializers, want.Status.Terminators)
 	}
 	if reflect.DeepEqual(have.Labels, want.Labels) && have.Status.Phase == want.Status.Phase {
 		return nil

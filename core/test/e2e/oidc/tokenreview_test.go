@@ -18,7 +18,8 @@ import (
 // and kcp do: the issuer checks its own audiences, and the token is
 // audience-agnostic towards the API (status.audiences are the API
 // audiences, or those of spec.audiences among them; a review for another
-// audience is not authenticated). Before the fix status.audiences was
+// audience is not authenticated), and its user is in system:authenticated
+// as on a request. Before the fix status.audiences was
 // empty for such tokens and spec.audiences was ignored.
 func TestTokenReviewOIDCAudiences(t *testing.T) {
 	s := server(t)
@@ -39,8 +40,9 @@ func TestTokenReviewOIDCAudiences(t *testing.T) {
 		t.Fatal("the TokenReview of kcp-admin's static token lists no API audiences")
 	}
 	tok := global.Token(oidcissuer.Claims{"sub": "reviewed", "aud": audience}, time.Hour)
-	if st := review(tok); !st.Authenticated || st.User.Username != "oidc:reviewed" || !slices.Equal(st.Audiences, apiAudiences) {
-		t.Errorf("review of an OIDC token without spec.audiences: want oidc:reviewed with the API audiences %v, got %+v", apiAudiences, st)
+	if st := review(tok); !st.Authenticated || st.User.Username != "oidc:reviewed" || !slices.Contains(st.User.Groups, "system:authenticated") ||
+		!slices.Equal(st.Audiences, apiAudiences) {
+		t.Errorf("review of an OIDC token without spec.audiences: want oidc:reviewed in system:authenticated with the API audiences %v, got %+v", apiAudiences, st)
 	}
 	if st := review(tok, append([]string{"other"}, apiAudiences...)...); !st.Authenticated || !slices.Equal(st.Audiences, apiAudiences) {
 		t.Errorf("review of an OIDC token for another audience and the API's: want the API audiences %v, got %+v", apiAudiences, st)
