@@ -13,6 +13,7 @@ package logicalcluster
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -103,6 +104,14 @@ func validateUpdate(old, this *corev1alpha1.LogicalCluster) error {
 	initializing := this.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing
 	toInitializing := old.Status.Phase != corev1alpha1.LogicalClusterPhaseInitializing && initializing
 	switch {
+	case slices.Contains(old.Finalizers, corev1alpha1.LogicalClusterFinalizerName) &&
+		!slices.Contains(this.Finalizers, corev1alpha1.LogicalClusterFinalizerName):
+		// kcp's logicalclusterfinalizer admission: the finalizer that has
+		// the system delete the cluster's content stays until it has.
+		if this.DeletionTimestamp != nil {
+			return fmt.Errorf("removing the finalizer %s is forbidden", corev1alpha1.LogicalClusterFinalizerName)
+		}
+		return fmt.Errorf("finalizer %s is required", corev1alpha1.LogicalClusterFinalizerName)
 	case !oldSpec.Equal(newSpec):
 		return fmt.Errorf("spec.initializers is immutable")
 	case !equality.Semantic.DeepEqual(old.Spec, this.Spec):
