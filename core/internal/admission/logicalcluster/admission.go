@@ -22,6 +22,7 @@ import (
 
 	"github.com/meshplane/meshplane/core/internal/authorization/privileged"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
+	"github.com/meshplane/meshplane/core/internal/virtual/lifecycle"
 )
 
 // phaseOrder orders the phases a LogicalCluster goes through.
@@ -71,6 +72,17 @@ func (p *Plugin) Admit(_ context.Context, a admission.Attributes, _ admission.Ob
 func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	if a.GetResource().GroupResource() != corev1alpha1.Resource("logicalclusters") {
 		return nil
+	}
+	if a.GetOperation() == admission.Update && a.GetSubresource() == "status" {
+		// Through a lifecycle virtual workspace, for everybody: an
+		// initializer or terminator releases only itself.
+		this, ok1 := a.GetObject().(*corev1alpha1.LogicalCluster)
+		old, ok2 := a.GetOldObject().(*corev1alpha1.LogicalCluster)
+		if ok1 && ok2 {
+			if err := lifecycle.ValidateRelease(ctx, old, this); err != nil {
+				return err
+			}
+		}
 	}
 	if privileged.System(ctx, a.GetUserInfo()) {
 		return nil

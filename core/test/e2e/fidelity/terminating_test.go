@@ -26,7 +26,8 @@ var logicalClustersGVR = schema.GroupVersionResource{Group: "core.kcp.io", Versi
 // listed although it carries its terminator labels from its creation; a
 // watcher sees the deletion as MODIFIED (before: ADDED, the labels were
 // set when the deletion started) and the removal of its terminator as
-// DELETED.
+// DELETED. Through it the LogicalCluster is not written (405) and a
+// terminator releases only itself (422 otherwise).
 func TestTerminatingVirtualWorkspaceOrderAndWatch(t *testing.T) {
 	t.Parallel()
 	s := server(t)
@@ -115,6 +116,16 @@ spec: {terminator: true, extend: {with: [{name: `+alpha+`, path: root}, {name: `
 	if typ := next("the deletion"); typ != watch.Modified {
 		t.Fatalf("first watch event of the deleted workspace's LogicalCluster through the terminating virtual workspace: %s, want MODIFIED as kcp", typ)
 	}
+
+	// As in kcp: through the virtual workspace the LogicalCluster itself is
+	// not written (405), and a terminator removes no other's (422).
+	lcURL := vws[alpha] + "/clusters/" + ws.Spec.Cluster + "/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"
+	framework.RequireCode(t, s.RequestURL(t, s.KCPAdminToken(t), "PATCH", lcURL, "application/merge-patch+json",
+		[]byte(`{"metadata":{"annotations":{"wrong":"wrong"}}}`)), "patching the LogicalCluster (not its status) through the terminating virtual workspace", 405)
+	others, _ := json.Marshal(map[string]any{"status": map[string]any{"terminators": want[:1]}})
+	r := s.RequestURL(t, s.KCPAdminToken(t), "PATCH", lcURL+"/status", "application/merge-patch+json", others)
+	framework.RequireCode(t, r, "terminator root:"+alpha+" removing the others' terminators", 422)
+	framework.RequireContains(t, string(r.Body), `only removing the \"root:`+alpha+`\" terminator is supported`, "the refusal")
 
 	// Each terminator removes itself through its own virtual workspace.
 	left := slices.Clone(want)
