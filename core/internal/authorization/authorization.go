@@ -177,7 +177,7 @@ func (s withBootstrapRoles) GetClusterRole(ctx context.Context, cluster, name st
 // workspaceAccess keeps everybody out of a workspace who lacks verb
 // "access" on non-resource "/" inside it (kcp's workspace content
 // authorizer), and out of workspaces that are not Ready yet (but for
-// systemAdmin in an Initializing one). root is open
+// systemAdmin in an Initializing one) or are Terminating. root is open
 // to every authenticated user, as in kcp. With a webhook, a user without
 // RBAC access gets the webhook's decision instead of a denial (RBAC is not
 // asked further): relationship-based grants need no RoleBinding.
@@ -196,7 +196,9 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 	if !ok {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
-	if phase != "Ready" && (phase != "Initializing" || !systemAdmin(ctx, a.GetUser())) {
+	// Deleting: as in kcp, whoever has access may still act inside, e.g.
+	// to release the finalizers that hold its content.
+	if phase != "Ready" && phase != "Deleting" && (phase != "Initializing" || !systemAdmin(ctx, a.GetUser())) {
 		return authorizer.DecisionDeny, fmt.Sprintf("workspace %s is not ready (phase %s)", path, phase), nil
 	}
 	if serviceAccountOf(a.GetUser(), cluster) {

@@ -13,7 +13,9 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/group"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -108,10 +110,13 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 		return nil, err
 	}
 	// A TokenReview answers with the token's audiences: the static tokens
-	// are audience-agnostic (any API audience), as in kube-apiserver.
+	// and the JWT issuers' (whose own audiences their authenticators check)
+	// are audience-agnostic (any API audience), as in kube-apiserver; a JWT
+	// user is in system:authenticated there as on a request (withJWT).
 	apiAudiences := c.ServiceAccountIssuer.APIAudiences()
 	builtin.AddReviews(p.storage, builtin.WithDefaultAudiences(apiAudiences, tokenunion.New(
-		authenticator.WrapAudienceAgnosticToken(apiAudiences, c.TokenAuthenticator), p.serviceAccounts.authenticator, p.jwt.tokens)),
+		authenticator.WrapAudienceAgnosticToken(apiAudiences, c.TokenAuthenticator), p.serviceAccounts.authenticator,
+		authenticator.WrapAudienceAgnosticToken(apiAudiences, group.NewTokenGroupAdder(p.jwt.tokens, []string{user.AllAuthenticated})))),
 		authorization.ForReviews(p.authz, authorization.NewBind(rbacSource(p.storage))), p.rules)
 	namespaces := namespacelifecycle.New(p.namespaceGetter())
 	namespaces.Deleting = p.clusterDeleting
