@@ -121,7 +121,8 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	}
 	p.admission = dynamic.WithReinvocation(admission.NewChainHandler(append([]admission.Interface{
 		namespaces,
-		workspaceadmission.New(p.types, p.index, p.authz),
+		// use of a type on another shard is asked there.
+		workspaceadmission.New(p.types, p.index, p.acrossShards(p.authz)),
 		apibindingadmission.New(sharding.Resolver(p.index.Resolve, p.sharding.shards), p.deepAcrossShards(authorization.NewBind(rbacSource(p.storage)))),
 		reservedmetadata.New(p.index.Path),
 		apiexportvw.NewAdmission(p.exports),
