@@ -68,5 +68,6 @@ func TestAcrossShards(t *testing.T) {
 	t.Run("LifecycleVirtualWorkspaces", func(t *testing.T) { testLifecycle(t, sh) })
 	t.Run("Terminators", func(t *testing.T) { testTerminators(t, sh) })
 	t.Run("UseType", func(t *testing.T) { testUseType(t, sh) })
+	t.Run("TypeIssuer", func(t *testing.T) { testTypeIssuer(t, sh) })
 	t.Run("ProxyRestart", func(t *testing.T) { testProxyRestart(t, sh) })
 }
