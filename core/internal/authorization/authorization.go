@@ -30,6 +30,17 @@ type Workspaces interface {
 	Workspace(cluster string) (phase, path string, ok bool)
 }
 
+// Elsewhere is implemented by the Workspaces of a shard among several:
+// it reports whether another shard holds a logical cluster this one does
+// not (root included). Such a cluster is closed here, as in kcp, whose
+// workspace content authorizer leaves a cluster a shard does not hold to
+// nobody but system:masters: the front proxy sends each cluster's
+// requests to its shard, and a shard asked directly must not answer for
+// another's (discovery included).
+type Elsewhere interface {
+	Elsewhere(cluster string) bool
+}
+
 // Layer builds an authorizer consulted, in order, before the plain chain:
 // the home workspace rule and the virtual workspaces' authorizers. full is
 // the whole chain, layers included (for a virtual workspace that asks it
@@ -189,11 +200,17 @@ type workspaceAccess struct {
 
 func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 	cluster, ok := clusters.From(ctx)
-	if !ok || cluster == clusters.Root || cluster == clusters.Wildcard || a.GetUser() == nil || w.workspaces == nil {
+	if !ok || cluster == clusters.Wildcard || a.GetUser() == nil || w.workspaces == nil {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
 	phase, path, ok := w.workspaces.Workspace(cluster)
 	if !ok {
+		if e, sharded := w.workspaces.(Elsewhere); sharded && e.Elsewhere(cluster) {
+			return authorizer.DecisionDeny, fmt.Sprintf("logical cluster %s is not served by this shard", cluster), nil
+		}
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	if cluster == clusters.Root {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
 	if phase != "Ready" && (phase != "Initializing" || !systemAdmin(ctx, a.GetUser())) {

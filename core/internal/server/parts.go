@@ -164,7 +164,11 @@ func (p *parts) newStorage() error {
 // newAuthorizer builds the authorizer chain: the home workspace rule and
 // the virtual workspaces' authorizers first, then the plain chain.
 func (p *parts) newAuthorizer() {
-	p.authz, p.rules = authorization.New(rbacSource(p.storage), p.index, p.config.AuthorizationWebhook,
+	var workspaces authorization.Workspaces = p.index
+	if shards := p.sharding.shards; shards != nil {
+		workspaces = workspacesOfShard{Index: p.index, others: shards.Others()}
+	}
+	p.authz, p.rules = authorization.New(rbacSource(p.storage), workspaces, p.config.AuthorizationWebhook,
 		// First: refusals of privileged impersonation win over any grant.
 		authorization.Fixed(impersonation.Authorizer),
 		// The status only the system writes, whatever RBAC grants.
@@ -221,4 +225,16 @@ func (p *parts) acrossShards(local authorizer.Authorizer) authorizer.Authorizer 
 		_, ok := p.index.Get(cluster)
 		return ok
 	}}
+}
+
+// workspacesOfShard are this shard's workspaces; it knows the clusters the
+// other shards hold (authorization.Elsewhere).
+type workspacesOfShard struct {
+	*tenancy.Index
+	others *sharding.Others
+}
+
+func (w workspacesOfShard) Elsewhere(cluster string) bool {
+	_, ok := w.others.ShardOf(cluster)
+	return ok
 }
