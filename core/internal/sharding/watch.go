@@ -286,6 +286,17 @@ func (o *Others) List(kind Kind) map[string][]runtime.Object {
 	return out
 }
 
+// Count returns how many objects of kind each other shard holds.
+func (o *Others) Count(kind Kind) map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string]int{}
+	for shard, r := range o.running {
+		out[shard] = len(r.informers[kind.GVR].GetStore().ListKeys())
+	}
+	return out
+}
+
 // Resolve returns the logical cluster of a workspace path held by another
 // shard, and that shard.
 func (o *Others) Resolve(path string) (cluster, shard string, ok bool) {
