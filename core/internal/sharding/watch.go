@@ -90,6 +90,7 @@ func (s *Shards) Others() *Others {
 	if s.others == nil {
 		s.others = &Others{shards: s, running: map[string]*otherShard{}, handlers: map[schema.GroupVersionResource][]cache.ResourceEventHandler{},
 			changed: make(chan struct{}, 1)}
+		registerMetrics(s.others)
 	}
 	return s.others
 }
