@@ -20,6 +20,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/authorization/privileged"
 	"github.com/meshplane/meshplane/core/internal/authorization/rbac"
 	"github.com/meshplane/meshplane/core/internal/clusters"
+	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/serviceaccount"
 )
 
@@ -205,7 +206,10 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 	}
 	phase, path, ok := w.workspaces.Workspace(cluster)
 	if !ok {
-		if e, sharded := w.workspaces.(Elsewhere); sharded && e.Elsewhere(cluster) {
+		// Shard-level paths (bare /metrics) are authorized in root on
+		// every shard: the data is this shard's.
+		shardLevel := !a.IsResourceRequest() && handlerchain.ShardLevelPaths[a.GetPath()]
+		if e, sharded := w.workspaces.(Elsewhere); sharded && !shardLevel && e.Elsewhere(cluster) {
 			return authorizer.DecisionDeny, fmt.Sprintf("logical cluster %s is not served by this shard", cluster), nil
 		}
 		return authorizer.DecisionNoOpinion, "", nil

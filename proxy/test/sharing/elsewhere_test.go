@@ -37,6 +37,16 @@ func testElsewhere(t *testing.T, sh *framework.Shards) {
 			framework.RequireCode(t, c.shard.RequestURL(t, c.shard.AdminToken(t), "GET", url, "", nil), "system:masters asking a shard for "+url, 200)
 		}
 	}
+	// The bare /metrics is the shard's own, authorized in root on every
+	// shard: kcp-admin (cluster-admin in root, not system:masters) scrapes
+	// shard b too.
+	for _, s := range []*framework.Server{sh.Root, sh.B} {
+		cfg, err := s.Config("base", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		framework.RequireCode(t, s.RequestURL(t, cfg.BearerToken, "GET", s.BaseURL+"/metrics", "", nil), "kcp-admin scraping "+s.BaseURL+"/metrics", 200)
+	}
 	// Each shard still answers alice for its own workspaces.
 	framework.RequireCode(t, sh.B.RequestURL(t, alice, "GET", sh.B.ClusterURL(onB.Cluster)+"/api", "", nil), "alice discovering "+onB.Path+" on shard b", 200)
 	framework.RequireCode(t, sh.Root.RequestURL(t, alice, "GET", sh.Root.ClusterURL(onRoot.Cluster)+"/api", "", nil), "alice discovering "+onRoot.Path+" on root", 200)
