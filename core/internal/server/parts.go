@@ -126,7 +126,8 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	}
 	p.admission = dynamic.WithReinvocation(admission.NewChainHandler(append([]admission.Interface{
 		namespaces,
-		workspaceadmission.New(p.types, p.index, p.authz),
+		// use of a type on another shard is asked there.
+		workspaceadmission.New(p.types, p.index, p.acrossShards(p.authz)),
 		apibindingadmission.New(sharding.Resolver(p.index.Resolve, p.sharding.shards), p.deepAcrossShards(authorization.NewBind(rbacSource(p.storage)))),
 		reservedmetadata.New(p.index.Path),
 		apiexportvw.NewAdmission(p.exports),
@@ -168,7 +169,11 @@ func (p *parts) newStorage() error {
 // newAuthorizer builds the authorizer chain: the home workspace rule and
 // the virtual workspaces' authorizers first, then the plain chain.
 func (p *parts) newAuthorizer() {
-	p.authz, p.rules = authorization.New(rbacSource(p.storage), p.index, p.config.AuthorizationWebhook,
+	var workspaces authorization.Workspaces = p.index
+	if shards := p.sharding.shards; shards != nil {
+		workspaces = workspacesOfShard{Index: p.index, others: shards.Others()}
+	}
+	p.authz, p.rules = authorization.New(rbacSource(p.storage), workspaces, p.config.AuthorizationWebhook,
 		// First: refusals of privileged impersonation win over any grant.
 		authorization.Fixed(impersonation.Authorizer),
 		// The status only the system writes, whatever RBAC grants.
@@ -225,4 +230,16 @@ func (p *parts) acrossShards(local authorizer.Authorizer) authorizer.Authorizer 
 		_, ok := p.index.Get(cluster)
 		return ok
 	}}
+}
+
+// workspacesOfShard are this shard's workspaces; it knows the clusters the
+// other shards hold (authorization.Elsewhere).
+type workspacesOfShard struct {
+	*tenancy.Index
+	others *sharding.Others
+}
+
+func (w workspacesOfShard) Elsewhere(cluster string) bool {
+	_, ok := w.others.ShardOf(cluster)
+	return ok
 }

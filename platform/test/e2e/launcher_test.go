@@ -332,14 +332,16 @@ func bootstrapVersions(t *testing.T, kubeconfig, coreURL string) string {
 	return strings.Join(versions, ",")
 }
 
-// waitAccountReady waits for an Account in root:orgs to be Ready.
-func waitAccountReady(t *testing.T, kubeconfig, name string) {
+// waitAccountReady waits for an Account in root:orgs (or where args, e.g.
+// --server, say) to be Ready: its condition Ready, not one ending in it
+// (WorkspaceTypeReady is True at once for an account of type account).
+func waitAccountReady(t *testing.T, kubeconfig, name string, args ...string) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		out, err := kubectl(t, kubeconfig, "--context", "alice", "get", "account", name, "-o",
-			`jsonpath={range .status.conditions[*]}{.type}={.status} ({.message}); {end}`)
-		if err == nil && strings.Contains(out, "Ready=True") {
+		out, err := kubectl(t, kubeconfig, append([]string{"--context", "alice", "get", "account", name, "-o",
+			`jsonpath={range .status.conditions[*]}{.type}={.status} ({.message}); {end}`}, args...)...)
+		if err == nil && (strings.HasPrefix(out, "Ready=True") || strings.Contains(out, "; Ready=True")) {
 			return
 		}
 		if time.Now().After(deadline) {
