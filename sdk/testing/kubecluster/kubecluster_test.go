@@ -1,0 +1,276 @@
+package kubecluster_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/meshplane/meshplane/sdk/testing/kubecluster"
+)
+
+const (
+	testImage  = "localhost/meshplane/kubecluster-testimage:test"
+	pauseImage = "localhost/meshplane/kubecluster-pause:test"
+)
+
+// TestCluster starts a real single-node cluster and proves what the charts'
+// tests build on: the node is Ready with the pinned kubelet; a pod from a
+// locally imported image runs; a Deployment's pod answers through its
+// ClusterIP Service by DNS name from another pod; a StatefulSet's pod keeps a
+// file on its PersistentVolume across the pod's deletion.
+func TestCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	pause, test := buildTestImages(t, dir, pauseImage, testImage)
+	start := time.Now()
+	c, err := kubecluster.Start(ctx, kubecluster.Options{
+		Dir: dir + "/cluster", SandboxImage: pauseImage, Images: []string{pause, test}, Logf: t.Logf})
+	if kubecluster.IsPrerequisite(err) {
+		t.Skip(err)
+	}
+	if err != nil {
+		dumpLogs(t, dir+"/cluster")
+		t.Fatal(err)
+	}
+	t.Logf("cluster started, node Ready, in %s", time.Since(start).Round(time.Millisecond))
+	defer func() {
+		if t.Failed() {
+			dumpLogs(t, c.Dir)
+		}
+		stopped := time.Now()
+		if err := c.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+		t.Logf("stopped in %s", time.Since(stopped).Round(time.Millisecond))
+	}()
+	client := c.Client()
+
+	t.Run("node ready", func(t *testing.T) {
+		n, err := client.CoreV1().Nodes().Get(ctx, c.NodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Status.NodeInfo.KubeletVersion; got != kubecluster.KubernetesVersion {
+			t.Errorf("kubelet version %q, want %q", got, kubecluster.KubernetesVersion)
+		}
+		if rt := n.Status.NodeInfo.ContainerRuntimeVersion; !strings.HasPrefix(rt, "containerd://") {
+			t.Errorf("container runtime %q, want containerd", rt)
+		}
+	})
+
+	t.Run("pod from an imported image", func(t *testing.T) {
+		started := time.Now()
+		pod := testPod("hello", "pause")
+		if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p := waitPod(ctx, t, client, "default", "hello", "", corev1.PodRunning)
+		t.Logf("pod Running %s after its creation, IP %s", time.Since(started).Round(time.Millisecond), p.Status.PodIP)
+	})
+
+	t.Run("service by DNS name", func(t *testing.T) {
+		labels := map[string]string{"app": "web"}
+		web := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](1),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec:       testPod("", "serve", ":8080", "hello from web").Spec,
+				},
+			},
+		}
+		if _, err := client.AppsV1().Deployments("default").Create(ctx, web, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{
+				{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+		}
+		if _, err := client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		get := testPod("get", "get", "http://web.default.svc."+kubecluster.ClusterDomain+"/")
+		get.Spec.RestartPolicy = corev1.RestartPolicyNever
+		if _, err := client.CoreV1().Pods("default").Create(ctx, get, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p := waitPod(ctx, t, client, "default", "get", "", corev1.PodSucceeded)
+		if got := terminationMessage(p); got != "hello from web" {
+			t.Errorf("the client pod got %q through the Service, want %q", got, "hello from web")
+		}
+	})
+
+	t.Run("statefulset volume survives the pod", func(t *testing.T) {
+		labels := map[string]string{"app": "store"}
+		spec := testPod("", "keep", "/data/token").Spec
+		spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		sts := &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "store"},
+			Spec: appsv1.StatefulSetSpec{
+				Replicas: ptr.To[int32](1),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+				VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+					ObjectMeta: metav1.ObjectMeta{Name: "data"},
+					Spec: corev1.PersistentVolumeClaimSpec{
+						AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+						Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceStorage: resource.MustParse("1Mi")}},
+					},
+				}},
+			},
+		}
+		if _, err := client.AppsV1().StatefulSets("default").Create(ctx, sts, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		first := waitPod(ctx, t, client, "default", "store-0", "", corev1.PodRunning)
+		wrote := waitLog(ctx, t, client, "default", "store-0", "wrote ")
+		if err := client.CoreV1().Pods("default").Delete(ctx, "store-0", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitPod(ctx, t, client, "default", "store-0", first.UID, corev1.PodRunning)
+		found := waitLog(ctx, t, client, "default", "store-0", "found ")
+		if strings.TrimPrefix(wrote, "wrote ") != strings.TrimPrefix(found, "found ") {
+			t.Errorf("the second pod read %q, the first had written %q", found, wrote)
+		}
+		pvc, err := client.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data-store-0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pvc.Status.Phase != corev1.ClaimBound || ptr.Deref(pvc.Spec.StorageClassName, "") != kubecluster.StorageClassName {
+			t.Errorf("claim %s of class %q, want Bound of the default class %s", pvc.Status.Phase,
+				ptr.Deref(pvc.Spec.StorageClassName, ""), kubecluster.StorageClassName)
+		}
+	})
+
+	for name, rss := range c.ResidentMemory() {
+		t.Logf("at rest: %s %d MiB", name, rss>>20)
+	}
+}
+
+// testPod is a pod of the test image running "testimage args...".
+func testPod(name string, args ...string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name: "main", Image: testImage, Args: args, ImagePullPolicy: corev1.PullNever,
+				SecurityContext: &corev1.SecurityContext{
+					RunAsNonRoot: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+				},
+			}},
+			TerminationGracePeriodSeconds: ptr.To[int64](2),
+		},
+	}
+}
+
+// waitPod waits for pod name, other than notUID, to reach phase; it fails
+// at once if the pod reaches another final phase.
+func waitPod(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, name string, notUID types.UID, phase corev1.PodPhase) *corev1.Pod {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	last := "not found"
+	for {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err != nil:
+			last = err.Error()
+		case p.UID == notUID:
+			last = "still the old pod"
+		case p.Status.Phase == phase:
+			return p
+		case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
+			t.Fatalf("pod %s/%s %s, want %s: %s", ns, name, p.Status.Phase, phase, podState(p))
+		default:
+			last = string(p.Status.Phase) + ": " + podState(p)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("pod %s/%s not %s: %s", ns, name, phase, last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// waitLog waits for the pod's log to have a line starting with prefix and
+// returns it.
+func waitLog(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, name, prefix string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	last := ""
+	for {
+		b, err := client.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = string(b)
+			for _, line := range strings.Split(last, "\n") {
+				if strings.HasPrefix(line, prefix) {
+					return line
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("pod %s/%s logged no %q line: %s", ns, name, prefix, last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func podState(p *corev1.Pod) string {
+	var s []string
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			s = append(s, fmt.Sprintf("%s=%s %s", c.Type, c.Reason, c.Message))
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		switch {
+		case cs.State.Waiting != nil:
+			s = append(s, fmt.Sprintf("%s waiting: %s %s", cs.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message))
+		case cs.State.Terminated != nil:
+			s = append(s, fmt.Sprintf("%s terminated: %d %s %s", cs.Name, cs.State.Terminated.ExitCode, cs.State.Terminated.Reason, cs.State.Terminated.Message))
+		}
+	}
+	return strings.Join(s, "; ")
+}
+
+func terminationMessage(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Terminated != nil {
+			return cs.State.Terminated.Message
+		}
+	}
+	return ""
+}
+
+// dumpLogs logs the tail of each component's log.
+func dumpLogs(t *testing.T, dir string) {
+	entries, _ := os.ReadDir(dir + "/logs")
+	for _, e := range entries {
+		b, _ := os.ReadFile(dir + "/logs/" + e.Name())
+		if len(b) > 3000 {
+			b = b[len(b)-3000:]
+		}
+		t.Logf("--- %s (tail)\n%s", e.Name(), b)
+	}
+}
