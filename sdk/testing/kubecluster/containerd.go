@@ -21,7 +21,7 @@ const criNamespace = "k8s.io"
 // kit's own: root, state and socket under Dir/containerd, the cgroupfs
 // driver, runc, the CNI plugins of cniBinDir with the kit's bridge
 // configuration, SandboxImage as the pause image, its streaming server on
-// 127.0.0.1.
+// 127.0.0.1, OOM score adjustments never below its own.
 func (c *Cluster) startContainerd(ctx context.Context) error {
 	dir := c.path("containerd")
 	if err := os.MkdirAll(dir, 0o711); err != nil {
@@ -43,6 +43,10 @@ state = %q
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
+  # Never below containerd's own oom_score_adj: lowering it needs
+  # CAP_SYS_RESOURCE, which this kind of machine does not grant (runc fails
+  # on the sandbox's -998 otherwise).
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"

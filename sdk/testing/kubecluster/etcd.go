@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"time"
 
@@ -23,6 +24,9 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 	}
 	cu := url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(clientPort)}
 	pu := url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(peerPort)}
+	if err := os.MkdirAll(c.path("logs"), 0o755); err != nil {
+		return err
+	}
 	cfg := embed.NewConfig()
 	cfg.Name, cfg.Dir = "kubecluster", c.path("etcd")
 	cfg.LogLevel, cfg.LogOutputs = "warn", []string{c.path("logs", "etcd.log")}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -33,6 +34,9 @@ func (c *Cluster) startKubelet(context.Context) error {
 	}
 	healthz, err := freePort()
 	if err != nil {
+		return err
+	}
+	if err := createCgroupRoot(); err != nil {
 		return err
 	}
 	resolv, err := hostResolvConf()
@@ -100,6 +104,35 @@ makeIPTablesUtilChains: false
 	return err
 }
 
+// createCgroupRoot creates cgroupRoot in every mounted hierarchy (the
+// kubelet refuses a root that does not exist), with the cpuset of the
+// host's root (a new v1 cpuset starts empty).
+func createCgroupRoot() error {
+	hierarchies, err := filepath.Glob("/sys/fs/cgroup/*")
+	if err != nil {
+		return err
+	}
+	if exists("/sys/fs/cgroup/cgroup.controllers") { // v2 alone
+		hierarchies = []string{"/sys/fs/cgroup"}
+	}
+	for _, h := range hierarchies {
+		if !exists(h + "/cgroup.procs") {
+			continue
+		}
+		if err := os.MkdirAll(h+cgroupRoot, 0o755); err != nil {
+			return err
+		}
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			if b, err := os.ReadFile(h + "/" + f); err == nil && filepath.Base(h) == "cpuset" {
+				if err := os.WriteFile(h+cgroupRoot+"/"+f, b, 0o644); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // hostResolvConf is the host's resolv.conf minus loopback nameservers
 // (unreachable from a pod), the upstream of the cluster DNS and of pods with
 // dnsPolicy Default.
@@ -119,7 +152,9 @@ func hostResolvConf() (string, error) {
 	return strings.Join(out, "\n"), nil
 }
 
-// waitNodeReady waits for the node to register and report Ready.
+// waitNodeReady waits for the node to register and report Ready, and for
+// the default namespace's ServiceAccount (pods are refused until the
+// controller-manager has created it).
 func (c *Cluster) waitNodeReady(ctx context.Context) error {
 	var kubelet *namedProcess
 	for _, p := range c.procs {
@@ -127,7 +162,7 @@ func (c *Cluster) waitNodeReady(ctx context.Context) error {
 			kubelet = p
 		}
 	}
-	return poll(ctx, "node Ready", 3*time.Minute, kubelet, func(ctx context.Context) (bool, string, error) {
+	err := poll(ctx, "node Ready", 3*time.Minute, kubelet, func(ctx context.Context) (bool, string, error) {
 		n, err := c.client.CoreV1().Nodes().Get(ctx, c.NodeName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error(), nil
@@ -138,5 +173,15 @@ func (c *Cluster) waitNodeReady(ctx context.Context) error {
 			}
 		}
 		return false, "no Ready condition yet", nil
+	})
+	if err != nil {
+		return err
+	}
+	return poll(ctx, "default ServiceAccount", time.Minute, nil, func(ctx context.Context) (bool, string, error) {
+		_, err := c.client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return true, "", nil
 	})
 }

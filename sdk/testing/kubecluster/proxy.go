@@ -42,7 +42,8 @@ conntrack:
 }
 
 // cleanUpKubeProxy removes kube-proxy's iptables chains (kube-proxy
-// --cleanup) once it has stopped.
+// --cleanup) once it has stopped, and the filter table's KUBE-FIREWALL that
+// --cleanup leaves (it is shared with the kubelet).
 func (c *Cluster) cleanUpKubeProxy() error {
 	if c.bin.kubeProxy == "" {
 		return nil
@@ -50,6 +51,17 @@ func (c *Cluster) cleanUpKubeProxy() error {
 	out, err := exec.Command(c.bin.kubeProxy, "--cleanup").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("kube-proxy --cleanup: %v: %s", err, out)
+	}
+	for _, cmd := range []string{"iptables", "ip6tables"} {
+		if exec.Command(cmd, "-w", "-n", "-L", "KUBE-FIREWALL").Run() != nil {
+			continue
+		}
+		for _, args := range [][]string{
+			{"-D", "INPUT", "-j", "KUBE-FIREWALL"}, {"-D", "OUTPUT", "-j", "KUBE-FIREWALL"},
+			{"-F", "KUBE-FIREWALL"}, {"-X", "KUBE-FIREWALL"},
+		} {
+			_ = exec.Command(cmd, append([]string{"-w"}, args...)...).Run()
+		}
 	}
 	return nil
 }
