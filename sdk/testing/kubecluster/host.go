@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -40,6 +41,30 @@ func checkPrerequisites() error {
 		if _, err := os.Stat(filepath.Join(cniBinDir, p)); err != nil {
 			return &PrerequisiteError{Missing: fmt.Sprintf("the CNI plugin %s/%s (Debian package containernetworking-plugins; scripts/install-test-deps.sh installs it)", cniBinDir, p)}
 		}
+	}
+	return nil
+}
+
+// EnsurePrerequisites checks what Start needs from the machine and, when a
+// Debian package is missing, runs scripts/install-test-deps.sh once and
+// checks again. The error left, if any, is a *PrerequisiteError saying what
+// could not be had (tests skip on it).
+func EnsurePrerequisites(ctx context.Context) error {
+	err := checkPrerequisites()
+	if err == nil || os.Geteuid() != 0 {
+		return err
+	}
+	root, rerr := repoRoot()
+	if rerr != nil {
+		return err
+	}
+	out, ierr := exec.CommandContext(ctx, filepath.Join(root, "scripts", "install-test-deps.sh")).CombinedOutput()
+	if err := checkPrerequisites(); err != nil {
+		var pe *PrerequisiteError
+		if errors.As(err, &pe) {
+			pe.Missing += fmt.Sprintf(" (scripts/install-test-deps.sh: %v %s)", ierr, strings.TrimSpace(string(out)))
+		}
+		return err
 	}
 	return nil
 }

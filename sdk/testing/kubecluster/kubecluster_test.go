@@ -3,7 +3,11 @@ package kubecluster_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,11 +37,20 @@ const (
 func TestCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
+	if err := kubecluster.EnsurePrerequisites(ctx); err != nil {
+		t.Skip(err)
+	}
 	dir := t.TempDir()
 	pause, test := buildTestImages(t, dir, pauseImage, testImage)
+	sandbox := pauseImage
+	// `make images`' pause image, the charts' sandbox image, when it is built.
+	if archive := makeImagesPause(); archive != "" {
+		t.Logf("sandbox image: make images' pause (%s)", archive)
+		pause, sandbox = archive, ""
+	}
 	start := time.Now()
 	c, err := kubecluster.Start(ctx, kubecluster.Options{
-		Dir: dir + "/cluster", SandboxImage: pauseImage, Images: []string{pause, test}, Logf: t.Logf})
+		Dir: dir + "/cluster", SandboxImage: sandbox, Images: []string{pause, test}, Logf: t.Logf})
 	if kubecluster.IsPrerequisite(err) {
 		t.Skip(err)
 	}
@@ -159,9 +172,49 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
-	for name, rss := range c.ResidentMemory() {
-		t.Logf("at rest: %s %d MiB", name, rss>>20)
+	rss := c.ResidentMemory()
+	names := slices.Sorted(maps.Keys(rss))
+	var total int64
+	for _, name := range names {
+		total += rss[name]
+		t.Logf("at rest: %s %d MiB", name, rss[name]>>20)
 	}
+	t.Logf("at rest: the cluster's processes and pods %d MiB (etcd runs in this test process: %d MiB)", total>>20, selfRSS()>>20)
+}
+
+// selfRSS is this process's resident memory (the test, the embedded etcd,
+// the provisioner).
+func selfRSS() int64 {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// makeImagesPause is $PAUSE_IMAGE_ARCHIVE, else <repository>/bin/images/pause.tar
+// if `make images` wrote it, else "".
+func makeImagesPause() string {
+	if p := os.Getenv("PAUSE_IMAGE_ARCHIVE"); p != "" {
+		return p
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			p := filepath.Join(dir, "bin", "images", "pause.tar")
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // testPod is a pod of the test image running "testimage args...".
