@@ -32,8 +32,10 @@ const (
 // TestCluster starts a real single-node cluster and proves what the charts'
 // tests build on: the node is Ready with the pinned kubelet; a pod from a
 // locally imported image runs; a Deployment's pod answers through its
-// ClusterIP Service by DNS name from another pod; a StatefulSet's pod keeps a
-// file on its PersistentVolume across the pod's deletion.
+// ClusterIP Service by DNS name from another pod; a pod reaches the API
+// server through the kubernetes Service, trusting its service account's CA;
+// a StatefulSet's pod keeps a file on its PersistentVolume across the pod's
+// deletion.
 func TestCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
@@ -126,6 +128,18 @@ func TestCluster(t *testing.T) {
 		p := waitPod(ctx, t, client, "default", "get", "", corev1.PodSucceeded)
 		if got := terminationMessage(p); got != "hello from web" {
 			t.Errorf("the client pod got %q through the Service, want %q", got, "hello from web")
+		}
+	})
+
+	t.Run("kubernetes API from a pod", func(t *testing.T) {
+		api := testPod("api", "get", "https://kubernetes.default.svc/readyz")
+		api.Spec.RestartPolicy = corev1.RestartPolicyNever
+		if _, err := client.CoreV1().Pods("default").Create(ctx, api, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p := waitPod(ctx, t, client, "default", "api", "", corev1.PodSucceeded)
+		if got := terminationMessage(p); got != "ok" {
+			t.Errorf("the API server's /readyz through the kubernetes Service answered %q, want ok", got)
 		}
 	})
 

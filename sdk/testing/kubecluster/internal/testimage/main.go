@@ -5,7 +5,8 @@
 //	testimage pause                 sleep until SIGTERM
 //	testimage serve <addr> <text>   answer every GET with text
 //	testimage get <url>             GET url (retrying for a minute), print the
-//	                                body and write it to /dev/termination-log
+//	                                body and write it to /dev/termination-log;
+//	                                HTTPS trusts the service account's CA
 //	testimage keep <file>           print "found <content>" if file exists, else
 //	                                write a random token to it and print
 //	                                "wrote <token>"; then pause
@@ -13,6 +14,8 @@ package main
 
 import (
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -52,8 +55,17 @@ func pause() {
 	<-sig
 }
 
+// serviceAccountCA is the cluster's CA, mounted into every pod with a
+// service account token.
+const serviceAccountCA = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
+
 func get(url string) {
 	client := &http.Client{Timeout: 5 * time.Second}
+	if pem, err := os.ReadFile(serviceAccountCA); err == nil {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(pem)
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
 	var last error
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
 		resp, err := client.Get(url)
