@@ -3,6 +3,7 @@ package kubecluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -68,6 +69,16 @@ func (c *Cluster) startDNS(ctx context.Context) error {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, resp.Status, nil
 	})
+}
+
+// Resolver resolves names through the cluster DNS from this host
+// (<svc>.<ns>.svc.cluster.local); with kube-proxy's rules, ClusterIPs and pod
+// addresses are reachable from the host too.
+func (c *Cluster) Resolver() *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, net.JoinHostPort(NodeIP, "53"))
+	}}
 }
 
 // grantDNS lets CoreDNS's identity read what the kubernetes plugin watches.

@@ -3,7 +3,9 @@ package kubecluster_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,7 +39,7 @@ const (
 // a StatefulSet's pod keeps a file on its PersistentVolume across the pod's
 // deletion.
 func TestCluster(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute) // the host lock may wait for another package's cluster
 	defer cancel()
 	if err := kubecluster.EnsurePrerequisites(ctx); err != nil {
 		t.Skip(err)
@@ -128,6 +130,29 @@ func TestCluster(t *testing.T) {
 		p := waitPod(ctx, t, client, "default", "get", "", corev1.PodSucceeded)
 		if got := terminationMessage(p); got != "hello from web" {
 			t.Errorf("the client pod got %q through the Service, want %q", got, "hello from web")
+		}
+
+		// From this host: the name through the cluster DNS, the ClusterIP
+		// through kube-proxy's rules.
+		addrs, err := c.Resolver().LookupHost(ctx, "web.default.svc."+kubecluster.ClusterDomain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := client.CoreV1().Services("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(addrs) != 1 || addrs[0] != s.Spec.ClusterIP {
+			t.Errorf("the cluster DNS resolved web to %v, want its ClusterIP %s", addrs, s.Spec.ClusterIP)
+		}
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Get("http://" + s.Spec.ClusterIP + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != "hello from web" {
+			t.Errorf("the ClusterIP answered this host %q, want %q", body, "hello from web")
 		}
 	})
 
