@@ -27,7 +27,8 @@ const (
 	clusterCIDR  = "10.244.0.0/16"
 	serviceCIDR  = "10.96.0.0/16"
 	DNSServiceIP = "10.96.0.10"
-	bridgeName   = "mpkube0"
+	// NodeBridge is the bridge holding NodeIP, the pods' network.
+	NodeBridge = "mpkube0"
 	// ClusterDomain is the DNS domain of Services: <svc>.<ns>.svc.cluster.local.
 	ClusterDomain = "cluster.local"
 	// DefaultNodeName is the node's name unless Options.NodeName says otherwise.

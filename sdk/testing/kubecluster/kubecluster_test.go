@@ -67,11 +67,13 @@ func TestCluster(t *testing.T) {
 		if t.Failed() {
 			dumpLogs(t, c.Dir)
 		}
+		pids := c.PIDs()
 		stopped := time.Now()
 		if err := c.Stop(); err != nil {
 			t.Errorf("Stop: %v", err)
 		}
 		t.Logf("stopped in %s", time.Since(stopped).Round(time.Millisecond))
+		checkStopped(t, c.Dir, pids)
 	}()
 	client := c.Client()
 
@@ -219,6 +221,35 @@ func TestCluster(t *testing.T) {
 		t.Logf("at rest: %s %d MiB", name, rss[name]>>20)
 	}
 	t.Logf("at rest: the cluster's processes and pods %d MiB (etcd runs in this test process: %d MiB)", total>>20, selfRSS()>>20)
+}
+
+// checkStopped checks that Stop left nothing of the cluster behind: no
+// process it had started, no mount under dir, no pod sandbox process (shim).
+func checkStopped(t *testing.T, dir string, pids map[string]int) {
+	t.Helper()
+	for name, pid := range pids {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			t.Errorf("%s (pid %d) still runs after Stop", name, pid)
+		}
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mounts), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			t.Errorf("still mounted after Stop: %s", f[4])
+		}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, _ := os.ReadFile(p)
+		if cmd := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmd, "containerd-shim") && strings.Contains(cmd, dir) {
+			t.Errorf("a containerd shim still runs after Stop: %s", cmd)
+		}
+	}
+	// The bridge and iptables are host-wide: another cluster may hold them as
+	// soon as Stop releases the host lock, so Stop itself checks them.
 }
 
 // selfRSS is this process's resident memory (the test, the embedded etcd,

@@ -18,19 +18,19 @@ const cniBinDir = "/usr/lib/cni"
 // from podSubnet, portmap.
 func (c *Cluster) setUpNetwork(context.Context) error {
 	// A bridge left by a cluster that did not stop goes first.
-	if exec.Command("ip", "link", "show", bridgeName).Run() == nil {
-		if err := ip("link", "del", bridgeName); err != nil {
+	if exec.Command("ip", "link", "show", NodeBridge).Run() == nil {
+		if err := ip("link", "del", NodeBridge); err != nil {
 			return err
 		}
 	}
-	if err := ip("link", "add", bridgeName, "type", "bridge"); err != nil {
+	if err := ip("link", "add", NodeBridge, "type", "bridge"); err != nil {
 		return err
 	}
 	c.bridgeUp = true
-	if err := ip("addr", "add", NodeIP+"/24", "dev", bridgeName); err != nil {
+	if err := ip("addr", "add", NodeIP+"/24", "dev", NodeBridge); err != nil {
 		return err
 	}
-	if err := ip("link", "set", bridgeName, "up"); err != nil {
+	if err := ip("link", "set", NodeBridge, "up"); err != nil {
 		return err
 	}
 	for name, value := range map[string]string{
@@ -66,7 +66,7 @@ func (c *Cluster) setUpNetwork(context.Context) error {
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
-`, bridgeName, podSubnet, NodeIP, c.path("cni", "ipam"))
+`, NodeBridge, podSubnet, NodeIP, c.path("cni", "ipam"))
 	return os.WriteFile(dir+"/10-kubecluster.conflist", []byte(conf), 0o644)
 }
 
@@ -76,7 +76,7 @@ func (c *Cluster) tearDownNetwork() error {
 		return nil
 	}
 	c.bridgeUp = false
-	return ip("link", "del", bridgeName)
+	return ip("link", "del", NodeBridge)
 }
 
 func ip(args ...string) error {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,8 +19,9 @@ import (
 // then every pod sandbox through containerd's CRI (containers killed,
 // networks torn down), kube-proxy (and its iptables chains), CoreDNS, the
 // provisioner, the control plane, etcd, containerd; then it unmounts what is
-// still mounted under Dir, removes the pods' cgroups and the bridge, and
-// releases the host lock. It returns the errors met on the way; Dir stays.
+// still mounted under Dir, removes the pods' cgroups and the bridge, checks
+// that no bridge or iptables rule of the cluster is left, and releases the
+// host lock. It returns the errors met on the way; Dir stays.
 func (c *Cluster) Stop() error {
 	if c == nil {
 		return nil
@@ -57,8 +60,32 @@ func (c *Cluster) Stop() error {
 	c.procs = nil
 	errs = append(errs, unmountUnder(c.Dir), removeCgroups(), c.tearDownNetwork())
 	if c.unlock != nil {
+		// Checked while this cluster still holds the host: after the
+		// unlock another cluster may create them.
+		errs = append(errs, hostLeftovers())
 		c.unlock()
 		c.unlock = nil
+	}
+	return errors.Join(errs...)
+}
+
+// hostLeftovers reports the bridge or a kube-proxy, kubelet or CNI
+// iptables rule still on the host.
+func hostLeftovers() error {
+	var errs []error
+	if exec.Command("ip", "link", "show", NodeBridge).Run() == nil {
+		errs = append(errs, fmt.Errorf("the bridge %s is still there", NodeBridge))
+	}
+	for _, cmd := range []string{"iptables-save", "ip6tables-save"} {
+		out, err := exec.Command(cmd).Output()
+		if err != nil {
+			continue // no IPv6 tables on this host
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "KUBE-") || strings.Contains(line, "CNI-") {
+				errs = append(errs, fmt.Errorf("%s still shows %q", cmd, line))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
