@@ -96,7 +96,8 @@ test: build vet test-deps
 
 ## test-deps: what tests need beyond Go: the pinned helm CLI in bin/ (the charts' tests); Debian's chromium for the GraphiQL
 ## browser test and Debian's postgresql for the tests that start a PostgreSQL
-## server (sdk/testing/postgres); idempotent, skipped when installed
+## server (sdk/testing/postgres); containerd, runc, the CNI plugins, iptables and
+## conntrack for the test cluster (docs/test-cluster.md); idempotent, skipped when installed
 test-deps:
 	./scripts/install-test-deps.sh
 	./scripts/install-helm.sh
