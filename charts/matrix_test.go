@@ -178,7 +178,8 @@ func checkKubeconfigs(t *testing.T, objs []object) {
 // certificate is meshplane-front-proxy from the request-header CA, the
 // core's webhook client certificate is meshplane-core from the webhook CA.
 func TestPKI(t *testing.T) {
-	out, err := render(t, umbrellaDir(t), "--set", "global.shards=2", "--set", "core.externalHostname=meshplane.example.com:443")
+	out, err := render(t, umbrellaDir(t), "--set", "global.shards=2", "--set", "core.externalHostname=meshplane.example.com:443",
+		"--set", "core.extraSANs={10.244.0.1,api.example.com}")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,6 +191,9 @@ func TestPKI(t *testing.T) {
 	verify(t, core["ca.crt"], core["serving-root.crt"], "mp-core.meshplane-system.svc", x509.ExtKeyUsageServerAuth)
 	verify(t, core["ca.crt"], core["serving-root.crt"], "meshplane.example.com", x509.ExtKeyUsageServerAuth)
 	verify(t, core["ca.crt"], core["serving-b.crt"], "mp-core-b.meshplane-system.svc.cluster.local", x509.ExtKeyUsageServerAuth)
+	// extraSANs: an IP address is an IP SAN (clients reaching a node address verify it), a name a DNS SAN.
+	verify(t, core["ca.crt"], core["serving-root.crt"], "10.244.0.1", x509.ExtKeyUsageServerAuth)
+	verify(t, core["ca.crt"], core["serving-b.crt"], "api.example.com", x509.ExtKeyUsageServerAuth)
 	if tokens := strings.Fields(string(core["admin-tokens"])); len(tokens) != 2 || tokens[0] == tokens[1] {
 		t.Errorf("admin-tokens: want two distinct tokens, got %d", len(tokens))
 	}
