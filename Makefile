@@ -96,12 +96,14 @@ vet:
 test: build vet test-deps images
 	$(BIN_ENV) MESHPLANE_IMAGES_DIR=$(IMAGES_DIR) HELM_BIN=$(BIN)/helm $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
-## test-deps: what tests need beyond Go: the pinned helm CLI in bin/ (the charts' tests); Debian's chromium for the GraphiQL
+## test-deps: what tests need beyond Go: the pinned helm CLI in bin/ (the charts' tests); the test
+## cluster's Kubernetes binaries, built once into $${MESHPLANE_CACHE:-~/.cache/meshplane} (kept by CI); Debian's chromium for the GraphiQL
 ## browser test and Debian's postgresql for the tests that start a PostgreSQL
 ## server (sdk/testing/postgres); idempotent, skipped when installed
 test-deps:
 	./scripts/install-test-deps.sh
 	./scripts/install-helm.sh
+	./scripts/build-kubernetes.sh
 
 ## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
 generate:
