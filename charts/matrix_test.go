@@ -47,7 +47,7 @@ var matrix = []struct {
 		"--set-json", `core.oidc.authenticationConfiguration={"apiVersion":"apiserver.config.k8s.io/v1beta1","kind":"AuthenticationConfiguration","jwt":[{"issuer":{"url":"https://issuer.example.com","audiences":["meshplane"]},"claimMappings":{"username":{"claim":"sub","prefix":"oidc:"}}}]}`},
 		want: []string{"ConfigMap/mp-core-oidc"}},
 	{name: "cert-manager-two-shards", args: []string{"--set", "global.shards=2", "--set", "core.certManager.enabled=true", "--set", "core.certManager.renewBefore=720h"},
-		want:   []string{"Issuer/mp-core-ca", "Secret/mp-core-ca", "Certificate/mp-core-serving", "Certificate/mp-core-b-serving"}},
+		want: []string{"Issuer/mp-core-ca", "Secret/mp-core-ca", "Certificate/mp-core-serving", "Certificate/mp-core-b-serving"}},
 	{name: "cert-manager-cluster-issuer", args: []string{"--set", "core.certManager.enabled=true", "--set", "core.certManager.issuerRef.name=letsencrypt",
 		"--set", "core.certManager.issuerRef.kind=ClusterIssuer"},
 		want: []string{"Certificate/mp-core-serving"}, absent: []string{"Issuer/mp-core-ca", "Secret/mp-core-ca"}},
