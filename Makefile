@@ -90,17 +90,21 @@ vet:
 	$(GO) vet $(PKGS)
 
 ## test: vet, then every module's tests against the binaries built once
-## (each found through its <NAME>_BIN variable, see sdk/testing/framework)
-test: build vet test-deps
-	$(BIN_ENV) $(GO) test $(GOTEST_FLAGS) $(PKGS)
+## (each found through its <NAME>_BIN variable, see sdk/testing/framework);
+## the images once too (platform/test/cluster imports bin/images/ into its
+## Kubernetes test cluster and installs the charts there with bin/helm)
+test: build vet test-deps images
+	$(BIN_ENV) MESHPLANE_IMAGES_DIR=$(IMAGES_DIR) HELM_BIN=$(BIN)/helm $(GO) test $(GOTEST_FLAGS) $(PKGS)
 
-## test-deps: what tests need beyond Go: the pinned helm CLI in bin/ (the charts' tests); Debian's chromium for the GraphiQL
+## test-deps: what tests need beyond Go: the pinned helm CLI in bin/ (the charts' tests); the test
+## cluster's Kubernetes binaries, built once into $${MESHPLANE_CACHE:-~/.cache/meshplane} (kept by CI); Debian's chromium for the GraphiQL
 ## browser test and Debian's postgresql for the tests that start a PostgreSQL
 ## server (sdk/testing/postgres); containerd, runc, the CNI plugins, iptables and
 ## conntrack for the test cluster (docs/test-cluster.md); idempotent, skipped when installed
 test-deps:
 	./scripts/install-test-deps.sh
 	./scripts/install-helm.sh
+	./scripts/build-kubernetes.sh
 
 ## generate: regenerate deepcopy, CRDs, APIResourceSchemas and the APIExport of apis/ (pinned tools)
 generate:
@@ -112,8 +116,13 @@ verify-generate: generate
 
 ## bench: benchmarks against a fresh server (figures go to bench-results.md);
 ## BENCH_ARGS are passed on, e.g. the quick pass of scripts/bench.sh's comment
-bench: build
+## then `helm install` on the test cluster to every pod Ready and each pod's memory at
+## rest (platform/test/cluster TestInstallFootprint), appended to bench-results.md
+bench: build images
 	./scripts/bench.sh $(BENCH_ARGS)
+	./scripts/install-helm.sh
+	$(BIN_ENV) MESHPLANE_IMAGES_DIR=$(IMAGES_DIR) HELM_BIN=$(BIN)/helm MESHPLANE_CLUSTER_BENCH=$(CURDIR)/bench-results.md \
+		$(GO) test -count=1 -timeout 30m -run '^TestInstallFootprint$$' ./platform/test/cluster
 
 clean:
 	rm -rf $(BIN)

@@ -46,6 +46,11 @@ var matrix = []struct {
 	{name: "oidc-audit", args: []string{"--set", "core.oidc.enabled=true", "--set", "core.audit.enabled=true",
 		"--set-json", `core.oidc.authenticationConfiguration={"apiVersion":"apiserver.config.k8s.io/v1beta1","kind":"AuthenticationConfiguration","jwt":[{"issuer":{"url":"https://issuer.example.com","audiences":["meshplane"]},"claimMappings":{"username":{"claim":"sub","prefix":"oidc:"}}}]}`},
 		want: []string{"ConfigMap/mp-core-oidc"}},
+	{name: "cert-manager-two-shards", args: []string{"--set", "global.shards=2", "--set", "core.certManager.enabled=true", "--set", "core.certManager.renewBefore=720h"},
+		want: []string{"Issuer/mp-core-ca", "Secret/mp-core-ca", "Certificate/mp-core-serving", "Certificate/mp-core-b-serving"}},
+	{name: "cert-manager-cluster-issuer", args: []string{"--set", "core.certManager.enabled=true", "--set", "core.certManager.issuerRef.name=letsencrypt",
+		"--set", "core.certManager.issuerRef.kind=ClusterIssuer"},
+		want: []string{"Certificate/mp-core-serving"}, absent: []string{"Issuer/mp-core-ca", "Secret/mp-core-ca"}},
 	{name: "everything-with-servicemonitors", args: []string{"--set", "global.shards=3", "--set", "core.oidc.enabled=true",
 		"--set-json", `core.oidc.authenticationConfiguration={"apiVersion":"apiserver.config.k8s.io/v1beta1","kind":"AuthenticationConfiguration"}`,
 		"--set", "core.audit.enabled=true", "--set", "openfga.datastore.engine=postgres", "--set", "openfga.datastore.postgres.uriSecret.name=db",
@@ -173,7 +178,8 @@ func checkKubeconfigs(t *testing.T, objs []object) {
 // certificate is meshplane-front-proxy from the request-header CA, the
 // core's webhook client certificate is meshplane-core from the webhook CA.
 func TestPKI(t *testing.T) {
-	out, err := render(t, umbrellaDir(t), "--set", "global.shards=2", "--set", "core.externalHostname=meshplane.example.com:443")
+	out, err := render(t, umbrellaDir(t), "--set", "global.shards=2", "--set", "core.externalHostname=meshplane.example.com:443",
+		"--set", "core.extraSANs={10.244.0.1,api.example.com}")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +191,9 @@ func TestPKI(t *testing.T) {
 	verify(t, core["ca.crt"], core["serving-root.crt"], "mp-core.meshplane-system.svc", x509.ExtKeyUsageServerAuth)
 	verify(t, core["ca.crt"], core["serving-root.crt"], "meshplane.example.com", x509.ExtKeyUsageServerAuth)
 	verify(t, core["ca.crt"], core["serving-b.crt"], "mp-core-b.meshplane-system.svc.cluster.local", x509.ExtKeyUsageServerAuth)
+	// extraSANs: an IP address is an IP SAN (clients reaching a node address verify it), a name a DNS SAN.
+	verify(t, core["ca.crt"], core["serving-root.crt"], "10.244.0.1", x509.ExtKeyUsageServerAuth)
+	verify(t, core["ca.crt"], core["serving-b.crt"], "api.example.com", x509.ExtKeyUsageServerAuth)
 	if tokens := strings.Fields(string(core["admin-tokens"])); len(tokens) != 2 || tokens[0] == tokens[1] {
 		t.Errorf("admin-tokens: want two distinct tokens, got %d", len(tokens))
 	}

@@ -33,6 +33,42 @@ type serviceMonitor struct {
 	} `json:"spec"`
 }
 
+// certificate and issuer are the parts of cert-manager's Certificate and CA
+// Issuer the core chart writes (core.certManager).
+type certificate struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		SecretName  string   `json:"secretName"`
+		CommonName  string   `json:"commonName,omitempty"`
+		Duration    string   `json:"duration,omitempty"`
+		RenewBefore string   `json:"renewBefore,omitempty"`
+		DNSNames    []string `json:"dnsNames"`
+		IPAddresses []string `json:"ipAddresses,omitempty"`
+		Usages      []string `json:"usages,omitempty"`
+		PrivateKey  struct {
+			Algorithm      string `json:"algorithm"`
+			Size           int    `json:"size"`
+			RotationPolicy string `json:"rotationPolicy"`
+		} `json:"privateKey"`
+		IssuerRef struct {
+			Name  string `json:"name"`
+			Kind  string `json:"kind"`
+			Group string `json:"group"`
+		} `json:"issuerRef"`
+	} `json:"spec"`
+}
+
+type issuer struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		CA struct {
+			SecretName string `json:"secretName"`
+		} `json:"ca"`
+	} `json:"spec"`
+}
+
 // newObject is the Go type of each kind the charts render.
 func newObject(apiVersion, kind string) (any, error) {
 	switch apiVersion + "/" + kind {
@@ -62,6 +98,10 @@ func newObject(apiVersion, kind string) (any, error) {
 		return &networkingv1.NetworkPolicy{}, nil
 	case "monitoring.coreos.com/v1/ServiceMonitor":
 		return &serviceMonitor{}, nil
+	case "cert-manager.io/v1/Certificate":
+		return &certificate{}, nil
+	case "cert-manager.io/v1/Issuer":
+		return &issuer{}, nil
 	}
 	return nil, fmt.Errorf("no Go type for %s %s", apiVersion, kind)
 }
