@@ -125,7 +125,7 @@ awk -v orgs="$ORGS" -v accounts="$ACCOUNTS" -v hz="$(getconf CLK_TCK)" '
 		printf "\nCPU, all processes (utime+stime; load-independent, unlike the rates): %.1f ms per org, %.1f ms per account\n", cpu_org * 1000, cpu_acc * 1000
 	}' "$OUT/samples"
 echo
-grep -hE 'Ready \(' "$OUT"/bench-*.md | sed 's/^/rate (load-dependent): /' || true
+grep -hE 'Ready \(.*(/s|first create to last Ready) \|' "$OUT"/bench-*.md | sed 's/^/rate (load-dependent): /' || true
 for f in "$PROF"/accounts-*.heap; do
 	[[ -s $f ]] || continue
 	echo
