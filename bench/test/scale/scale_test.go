@@ -55,9 +55,9 @@ func TestScaleCostReduced(t *testing.T) {
 
 	// A row per process the launcher runs; those serving pprof with a live
 	// heap in every column.
-	mib := `\d+ MiB`
+	pair := `\d+ / \d+ MiB` // RSS / live heap
 	withHeap := regexp.MustCompile(`(?m)^\| (meshplane|openfga|account-operator|security-operator) \| ` +
-		mib + ` / ` + mib + ` \| ` + mib + ` / ` + mib + ` \| ` + mib + ` / ` + mib + ` \| -?[\d.]+ KiB / -?[\d.]+ KiB \| -?[\d.]+ KiB / -?[\d.]+ KiB \|$`)
+		pair + ` \| ` + pair + ` \| ` + pair + ` \| -?[\d.]+ KiB / -?[\d.]+ KiB \| -?[\d.]+ KiB / -?[\d.]+ KiB \|$`)
 	if got := len(withHeap.FindAllString(report, -1)); got != 4 {
 		t.Errorf("rows with RSS and live heap for the core, OpenFGA and the operators: %d, want 4", got)
 	}
