@@ -37,15 +37,18 @@ PROF=${PROFILES:-$OUT/profiles}
 mkdir -p "$PROF"
 FGA_PROFILER=127.0.0.1:$((PB + 17))
 
-start_platform "$BIN/meshplane-platform" "$ROOT" "$PB" "$OUT/platform.log" \
-	--account-operator-args "--profiling" --security-operator-args "--profiling" \
-	--openfga-args "--profiler-enabled --profiler-addr $FGA_PROFILER"
-LPID=$PLATFORM_PID
+start() {
+	start_platform "$BIN/meshplane-platform" "$ROOT" "$PB" "$OUT/platform.log" \
+		--account-operator-args "--profiling" --security-operator-args "--profiling" \
+		--openfga-args "--profiler-enabled --profiler-addr $FGA_PROFILER"
+	LPID=$PLATFORM_PID
+	wait_platform "$ROOT" "$OUT/platform.log" 20 scale-cost.sh || exit 1
+	mapfile -t PIDS < <(pgrep -P "$LPID")
+}
+LPID=''
 trap 'kill -TERM $LPID 2>/dev/null || true; wait $LPID 2>/dev/null || true; rm -rf "$OUT"' EXIT
-wait_platform "$ROOT" "$OUT/platform.log" 20 scale-cost.sh || exit 1
-platform_pids
+start
 KC=(kubectl --kubeconfig "$ROOT/admin.kubeconfig" --context shard-base)
-mapfile -t PIDS < <(pgrep -P "$LPID")
 name_of() { basename "$(readlink "/proc/$1/exe")"; }
 
 # heap_get NAME QUERY: the process's heap profile (fails if it serves none).
@@ -96,9 +99,14 @@ bench "$ORGS" 0
 sample orgs
 bench "$ORGS" "$ACCOUNTS"
 sample accounts
+if [[ ${REST:-0} == 1 ]]; then
+	kill -TERM "$LPID" && wait "$LPID" || true
+	start
+	SETTLE=${REST_SETTLE:-60} sample rest
+fi
 
-echo "| process | RSS idle / live heap | RSS / live heap at $ORGS orgs | RSS / live heap at $((2 * ORGS)) orgs + $ACCOUNTS accounts | per org: RSS / live heap | per account: RSS / live heap |"
-echo "| --- | --- | --- | --- | --- | --- |"
+echo "| process | RSS idle / live heap | RSS / live heap at $ORGS orgs | RSS / live heap at $((2 * ORGS)) orgs + $ACCOUNTS accounts | per org: RSS / live heap | per account: RSS / live heap |$([[ ${REST:-0} == 1 ]] && echo ' restarted, at rest | per account at rest |')"
+echo "| --- | --- | --- | --- | --- | --- |$([[ ${REST:-0} == 1 ]] && echo ' --- | --- |')"
 awk -v orgs="$ORGS" -v accounts="$ACCOUNTS" -v hz="$(getconf CLK_TCK)" '
 	{ rss[$1, $2] = $3; heap[$1, $2] = $4; cpu[$1, $2] = $5; names[$2] = 1 }
 	function mib(b) { return sprintf("%.0f", b / 1048576) }
@@ -110,26 +118,38 @@ awk -v orgs="$ORGS" -v accounts="$ACCOUNTS" -v hz="$(getconf CLK_TCK)" '
 			org_h = (heap["orgs", n] - heap["idle", n]) / orgs
 			acc_r = (rss["accounts", n] - rss["orgs", n] - orgs * org_r) / accounts
 			acc_h = (heap["accounts", n] - heap["orgs", n] - orgs * org_h) / accounts
-			printf "| %s | %s | %s | %s | %s | %s |\n", n, pair(rss["idle", n], heap["idle", n]),
+			printf "| %s | %s | %s | %s | %s | %s |", n, pair(rss["idle", n], heap["idle", n]),
 				pair(rss["orgs", n], heap["orgs", n]), pair(rss["accounts", n], heap["accounts", n]),
 				kib(org_r * orgs, orgs) " KiB / " (heap["idle", n] > 0 ? kib(org_h * orgs, orgs) " KiB" : "-"),
 				kib(acc_r * accounts, accounts) " KiB / " (heap["idle", n] > 0 ? kib(acc_h * accounts, accounts) " KiB" : "-")
+			if (("rest", n) in rss) {
+				# at rest: the growth from idle minus 2*orgs at the stage-1 rate
+				printf " %s | %s KiB / %s |", pair(rss["rest", n], heap["rest", n]),
+					kib(rss["rest", n] - rss["idle", n] - 2 * orgs * org_r, accounts),
+					(heap["idle", n] > 0 ? kib(heap["rest", n] - heap["idle", n] - 2 * orgs * org_h, accounts) " KiB" : "-")
+				tr_r += rss["rest", n]
+			}
+			printf "\n"
 			tr_i += rss["idle", n]; tr_o += rss["orgs", n]; tr_a += rss["accounts", n]
 			c_o += cpu["orgs", n] - cpu["idle", n]; c_a += cpu["accounts", n] - cpu["orgs", n]
 		}
 		org = (tr_o - tr_i) / orgs
 		acc = (tr_a - tr_o - orgs * org) / accounts
-		printf "| **all** | %s MiB | %s MiB | %s MiB | %s KiB | %s KiB |\n", mib(tr_i), mib(tr_o), mib(tr_a), kib(org * orgs, orgs), kib(acc * accounts, accounts)
+		printf "| **all** | %s MiB | %s MiB | %s MiB | %s KiB | %s KiB |", mib(tr_i), mib(tr_o), mib(tr_a), kib(org * orgs, orgs), kib(acc * accounts, accounts)
+		if (tr_r > 0) printf " %s MiB | %s KiB |", mib(tr_r), kib(tr_r - tr_i - 2 * orgs * org, accounts)
+		printf "\n"
 		cpu_org = c_o / hz / orgs
 		cpu_acc = (c_a / hz - orgs * cpu_org) / accounts
 		printf "\nCPU, all processes (utime+stime; load-independent, unlike the rates): %.1f ms per org, %.1f ms per account\n", cpu_org * 1000, cpu_acc * 1000
 	}' "$OUT/samples"
 echo
 grep -hE 'Ready \(.*(/s|first create to last Ready) \|' "$OUT"/bench-*.md | sed 's/^/rate (load-dependent): /' || true
-for f in "$PROF"/accounts-*.heap; do
+LAST=accounts WHEN=''
+[[ ${REST:-0} != 1 ]] || LAST=rest WHEN=', restarted, at rest'
+for f in "$PROF"/$LAST-*.heap; do
 	[[ -s $f ]] || continue
 	echo
-	echo "Top of $(basename "$f" .heap | sed 's/^accounts-//') live heap at $((2 * ORGS)) orgs + $ACCOUNTS accounts (inuse_space, flat):"
+	echo "Top of $(basename "$f" .heap | sed "s/^$LAST-//") live heap at $((2 * ORGS)) orgs + $ACCOUNTS accounts$WHEN (inuse_space, flat):"
 	echo '```'
 	go tool pprof -sample_index=inuse_space -top -nodecount="${PROFILE_TOP:-12}" "$f" 2>/dev/null | sed -n '/^Showing\|^ *flat/,$p' | head -$((${PROFILE_TOP:-12} + 3))
 	echo '```'

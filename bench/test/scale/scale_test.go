@@ -42,7 +42,7 @@ func TestScaleCostReduced(t *testing.T) {
 		}
 	}
 	cmd := exec.Command(filepath.Join(root, "scripts", "scale-cost.sh"), bin)
-	cmd.Env = append(os.Environ(), "ORGS=5", "ACCOUNTS=15", "SETTLE=1", "PROFILE_TOP=5",
+	cmd.Env = append(os.Environ(), "ORGS=5", "ACCOUNTS=15", "SETTLE=1", "PROFILE_TOP=5", "REST=1", "REST_SETTLE=1",
 		fmt.Sprintf("PORT_BASE=%d", freeRange(t, 20)))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -54,14 +54,15 @@ func TestScaleCostReduced(t *testing.T) {
 	t.Log(report)
 
 	// A row per process the launcher runs; those serving pprof with a live
-	// heap in every column.
+	// heap in every column, the restarted platform's (REST=1) included.
 	pair := `\d+ / \d+ MiB` // RSS / live heap
 	withHeap := regexp.MustCompile(`(?m)^\| (meshplane|openfga|account-operator|security-operator) \| ` +
-		pair + ` \| ` + pair + ` \| ` + pair + ` \| -?[\d.]+ KiB / -?[\d.]+ KiB \| -?[\d.]+ KiB / -?[\d.]+ KiB \|$`)
+		pair + ` \| ` + pair + ` \| ` + pair + ` \| -?[\d.]+ KiB / -?[\d.]+ KiB \| -?[\d.]+ KiB / -?[\d.]+ KiB \| ` +
+		pair + ` \| -?[\d.]+ KiB / -?[\d.]+ KiB \|$`)
 	if got := len(withHeap.FindAllString(report, -1)); got != 4 {
 		t.Errorf("rows with RSS and live heap for the core, OpenFGA and the operators: %d, want 4", got)
 	}
-	for _, row := range []string{"| rebac-authz-webhook | ", "| graphql-gateway | ", "| **all** | "} {
+	for _, row := range []string{"| rebac-authz-webhook | ", "| graphql-gateway | ", "| **all** | ", "restarted, at rest"} {
 		if !strings.Contains(report, row) {
 			t.Errorf("no row %q", row)
 		}
