@@ -59,6 +59,24 @@ free_port() {
 	return 1
 }
 
+# free_range prints a base port B such that B..B+19 are all free.
+free_range() {
+	local b i j busy
+	for ((i = 0; i < 200; i++)); do
+		b=$((20000 + (RANDOM % 2000) * 20))
+		busy=0
+		for ((j = 0; j < 20; j++)); do
+			if (exec 3<>"/dev/tcp/127.0.0.1/$((b + j))") 2>/dev/null; then
+				busy=1
+				break
+			fi
+		done
+		((busy)) || { echo "$b"; return 0; }
+	done
+	echo "bench.sh: no free port range found" >&2
+	return 1
+}
+
 P=$(free_port)
 E=$(free_port "$P")
 F=$(free_port "$P" "$E")
@@ -264,29 +282,30 @@ if [[ ${ACCOUNTS_BENCH:-1} != 0 ]]; then
 			exit 1
 		fi
 	done
-	# free_range prints a base port B such that B..B+19 are all free.
-	free_range() {
-		local b i j busy
-		for ((i = 0; i < 200; i++)); do
-			b=$((20000 + (RANDOM % 2000) * 20))
-			busy=0
-			for ((j = 0; j < 20; j++)); do
-				if (exec 3<>"/dev/tcp/127.0.0.1/$((b + j))") 2>/dev/null; then
-					busy=1
-					break
-				fi
-			done
-			((busy)) || { echo "$b"; return 0; }
-		done
-		echo "bench.sh: no free port range found" >&2
-		return 1
-	}
 	PB=$(free_range)
 	{
 		echo
 		echo "## account-operator $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo
 		ORGS=${ACCOUNTS_ORGS:-100} ACCOUNTS=${ACCOUNTS:-1000} PORT_BASE=$PB "$ROOT/scripts/accounts-cost.sh" "$ROOT/bin"
+	} | tee -a bench-results.md
+fi
+
+# Platform scale (issue 27): scripts/scale-cost.sh starts the whole
+# platform with every profiler on, on a free 20-port range, and samples
+# each process's RSS and live Go heap at rest, after SCALE_ORGS (default
+# 100) org Accounts, and after SCALE_ORGS more plus SCALE_ACCOUNTS
+# (default 1000) accounts: memory per process, per org and per account,
+# CPU seconds per org and per account, and the top of each heap profile
+# (kept in SCALE_PROFILES when set). Skip with SCALE_BENCH=0.
+if [[ ${SCALE_BENCH:-1} != 0 ]]; then
+	PB=$(free_range)
+	{
+		echo
+		echo "## platform scale $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		ORGS=${SCALE_ORGS:-100} ACCOUNTS=${SCALE_ACCOUNTS:-1000} PORT_BASE=$PB PROFILES=${SCALE_PROFILES:-} \
+			"$ROOT/scripts/scale-cost.sh" "$ROOT/bin"
 	} | tee -a bench-results.md
 fi
 

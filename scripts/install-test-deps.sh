@@ -2,7 +2,10 @@
 # Install the Debian packages the tests run for real: chromium (the GraphiQL
 # browser test, gateway/test/e2e) and postgresql (sdk/testing/postgres: the
 # examples' PostgreSQL provider and OpenFGA on PostgreSQL; the tests run
-# initdb in a temp dir of their own, never the package's default cluster).
+# initdb in a temp dir of their own, never the package's default cluster);
+# runc, containerd, containernetworking-plugins, iptables and conntrack
+# (sdk/testing/kubecluster: the test cluster's container runtime, pod network
+# and kube-proxy).
 # Idempotent: installs only what is missing. Needs root (or sudo) and an apt
 # source; without them it says so and exits 0, and the tests that need a
 # package say which one is missing.
@@ -12,6 +15,11 @@ missing=()
 [[ -x /usr/bin/chromium ]] || missing+=(chromium)
 postgres=(/usr/lib/postgresql/*/bin/postgres)
 ((${#postgres[@]} > 0)) || missing+=(postgresql)
+[[ -x /usr/sbin/runc || -x /usr/bin/runc ]] || missing+=(runc)
+[[ -x /usr/bin/containerd && -x /usr/bin/ctr ]] || missing+=(containerd)
+[[ -x /usr/lib/cni/bridge ]] || missing+=(containernetworking-plugins)
+command -v iptables-restore >/dev/null || missing+=(iptables)
+command -v conntrack >/dev/null || missing+=(conntrack)
 if ((${#missing[@]} == 0)); then
 	exit 0
 fi

@@ -25,7 +25,7 @@ func coreExcerpt() string {
 		"type " + AccountType:   "    ...                      # every cluster-scoped built-in kind: namespaces, clusterroles, apibindings, ...\n",
 		"type " + NamespaceType: "    ...                      # every other namespaced built-in kind: secrets, roles, leases, ...\n",
 	}
-	shown := map[string]bool{"module " + CoreModuleName: true, "type " + UserType: true, "type " + RoleType: true,
+	shown := map[string]bool{"module " + CoreModuleName: true, "type " + UserType: true, "type " + RoleType: true, "type " + GroupType: true,
 		"type " + AccountType: true, "type " + NamespaceType: true, "type " + TypeName("", "configmap"): true}
 	var b strings.Builder
 	for i, block := range strings.Split(strings.TrimSuffix(CoreModule, "\n"), "\n\n") {
@@ -63,7 +63,7 @@ func docBlocks() map[string]string {
 func accountRelations() string {
 	var b strings.Builder
 	b.WriteString("type " + AccountType + "\n  relations\n")
-	writeObjectRelations(&b, AccountType)
+	writeObjectRelations(&b, AccountType, true)
 	return b.String()
 }
 

@@ -169,6 +169,18 @@ func UserID(username string) string {
 	return joinID(UserType, MaxObjectLength, username)
 }
 
+// GroupID is the id of a group, escaped like a user's name:
+// "group:<name>" ("system:authenticated" is "group:system|3Aauthenticated").
+func GroupID(name string) string {
+	return joinID(GroupType, MaxObjectLength, name)
+}
+
+// GroupMembers is the subject of a grant to a group's members:
+// "group:<name>#member".
+func GroupMembers(name string) string {
+	return GroupID(name) + "#" + RelationMember
+}
+
 // OwnerRole is the role whose assignees own the Account named name held by
 // originCluster: "role:<account type>/<origin cluster>/<name>/owner"
 // (Platform Mesh's name), its parts escaped.

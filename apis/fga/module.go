@@ -100,11 +100,17 @@ func writeParentRelations(b *strings.Builder, r Resource) {
 }
 
 // writeObjectRelations writes owner, member, the verbs on one object and
-// the IAM relations of a type whose parent is of type parent.
-func writeObjectRelations(b *strings.Builder, parent string) {
+// the IAM relations of a type whose parent is of type parent; with groups,
+// a group's members may hold owner and member too (the account type: the
+// grant API's group subjects).
+func writeObjectRelations(b *strings.Builder, parent string, groups bool) {
+	subjects := fmt.Sprintf("%s, %s#%s", UserType, RoleType, RelationAssignee)
+	if groups {
+		subjects += fmt.Sprintf(", %s#%s", GroupType, RelationMember)
+	}
 	fmt.Fprintf(b, "    define %s: [%s]\n", RelationParent, parent)
-	fmt.Fprintf(b, "    define %s: [%s, %s#%s] or %s from %s\n", RelationOwner, UserType, RoleType, RelationAssignee, RelationOwner, RelationParent)
-	fmt.Fprintf(b, "    define %s: [%s, %s#%s] or %s or %s from %s\n", RelationMember, UserType, RoleType, RelationAssignee, RelationOwner, RelationMember, RelationParent)
+	fmt.Fprintf(b, "    define %s: [%s] or %s from %s\n", RelationOwner, subjects, RelationOwner, RelationParent)
+	fmt.Fprintf(b, "    define %s: [%s] or %s or %s from %s\n", RelationMember, subjects, RelationOwner, RelationMember, RelationParent)
 	for _, verb := range ObjectVerbs {
 		fmt.Fprintf(b, "    define %s: %s\n", verb, objectRelationOf[verb])
 	}
@@ -115,7 +121,7 @@ func writeObjectRelations(b *strings.Builder, parent string) {
 
 func writeResourceType(b *strings.Builder, r Resource) {
 	fmt.Fprintf(b, "type %s\n  relations\n", r.Type())
-	writeObjectRelations(b, r.ParentType())
+	writeObjectRelations(b, r.ParentType(), false)
 }
 
 // BuiltinResources are the kinds every workspace serves; the core module
@@ -167,12 +173,15 @@ func buildCoreModule() string {
 	fmt.Fprintf(&b, "module %s\n\n", CoreModuleName)
 	fmt.Fprintf(&b, "type %s\n\n", UserType)
 	fmt.Fprintf(&b, "type %s\n  relations\n    define %s: [%s, %s:*]\n\n", RoleType, RelationAssignee, UserType, UserType)
+	// A group's members are not stored: the webhook sends them with each
+	// Check as contextual tuples, from the groups the core authenticated.
+	fmt.Fprintf(&b, "type %s\n  relations\n    define %s: [%s]\n\n", GroupType, RelationMember, UserType)
 
 	// The account: owners and members are inherited from the parent
 	// account. Its members may read it; only its owners (and so the
 	// parent's) may change or delete it or manage its roles.
 	fmt.Fprintf(&b, "type %s\n  relations\n", AccountType)
-	writeObjectRelations(&b, AccountType)
+	writeObjectRelations(&b, AccountType, true)
 	var clusterScoped, namespaced []Resource
 	for _, r := range BuiltinResources {
 		if r.Namespaced {
@@ -221,6 +230,8 @@ func sortResources(rs []Resource) {
 var previousCoreModules = map[string]bool{
 	// 1: members could update, patch and delete Accounts.
 	"d6804d49a40a5ccfb841bbe0a3e3fa53382f6bca0422c069602dd057b6b1c1cd": true,
+	// 2: no group subjects.
+	"907a3fab0428e8fbbda3ad0159be14943da491cc6821bb3d92bbe3cf4a22dd8b": true,
 }
 
 // CurrentCoreModule returns the core module a Store's model is composed

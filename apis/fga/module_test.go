@@ -55,8 +55,8 @@ func TestCoreModuleParses(t *testing.T) {
 		hasRelations(t, td, "parent", "owner", "member", "get", "update", "delete", "patch", "watch",
 			"manage_iam_roles", "get_iam_roles", "get_iam_users")
 	}
-	if len(model.GetTypeDefinitions()) != 3+len(BuiltinResources) {
-		t.Fatalf("core model has %d types, want user, role, account and %d built-in kinds", len(model.GetTypeDefinitions()), len(BuiltinResources))
+	if len(model.GetTypeDefinitions()) != 4+len(BuiltinResources) {
+		t.Fatalf("core model has %d types, want user, role, group, account and %d built-in kinds", len(model.GetTypeDefinitions()), len(BuiltinResources))
 	}
 }
 
@@ -81,8 +81,13 @@ func TestCoreModuleRelations(t *testing.T) {
 	for _, u := range owner {
 		got = append(got, u.GetType()+"#"+u.GetRelation())
 	}
-	if strings.Join(got, ",") != "user#,role#assignee" {
-		t.Fatalf("account owner may be %v, want user and role#assignee", got)
+	if strings.Join(got, ",") != "user#,role#assignee,group#member" {
+		t.Fatalf("account owner may be %v, want user, role#assignee and group#member", got)
+	}
+	// Other kinds take no group subjects (grants to groups are on accounts).
+	cmOwner := cm.GetMetadata().GetRelations()["owner"].GetDirectlyRelatedUserTypes()
+	if len(cmOwner) != 2 {
+		t.Fatalf("core_configmap owner may be %v, want user and role#assignee", cmOwner)
 	}
 }
 
@@ -133,7 +138,7 @@ func TestTwoHundredResources(t *testing.T) {
 	if err != nil || len(rejected) != 0 {
 		t.Fatalf("composing 200 modules: %v, rejected %v", err, rejected)
 	}
-	want := 3 + len(BuiltinResources) + 200
+	want := 4 + len(BuiltinResources) + 200
 	if len(model.GetTypeDefinitions()) != want {
 		t.Fatalf("model has %d types, want %d", len(model.GetTypeDefinitions()), want)
 	}

@@ -21,6 +21,9 @@ const (
 	UserType = "user"
 	// RoleType groups users: role:<id>#assignee.
 	RoleType = "role"
+	// GroupType is a group of users as the core authenticates them:
+	// group:<name>#member (members are contextual, sent by the webhook).
+	GroupType = "group"
 	// AccountType is the type of an Account (organization or account).
 	AccountType = "core_platform-mesh_io_account"
 	// NamespaceType is the type of a namespace in an account's workspace.

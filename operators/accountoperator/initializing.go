@@ -2,10 +2,12 @@ package accountoperator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	kcpcorev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -39,13 +41,22 @@ const CreatorBinding = "meshplane:account-creator"
 type initializing struct {
 	// id is the initializer, <cluster>:<type name>.
 	id string
+	// typeName is the WorkspaceType in the provider workspace, read
+	// with types, whose status lists the URLs.
+	typeName string
+	types    client.Client
 	// urls are the virtual workspace of each shard; a workspace is
-	// reached through its shard's (the others refuse it).
-	urls   []string
-	base   *rest.Config
-	http   *http.Client
-	scheme *runtime.Scheme
-	mapper meta.RESTMapper
+	// reached through its shard's (the others refuse it). Read again
+	// when no URL serves a workspace (a shard added since).
+	mu   sync.Mutex
+	urls []string
+	// servedBy remembers the URL serving a cluster (its initializer makes
+	// several requests); bounded by servedByMax.
+	servedBy map[string]string
+	base     *rest.Config
+	http     *http.Client
+	scheme   *runtime.Scheme
+	mapper   meta.RESTMapper
 }
 
 // newInitializing waits (up to wait) for the initializing virtual
@@ -60,16 +71,8 @@ func newInitializing(ctx context.Context, provider *rest.Config, scheme *runtime
 	var urls []string
 	var last string
 	for len(urls) == 0 {
-		wt := &tenancyv1alpha1.WorkspaceType{}
-		if err := c.Get(ctx, client.ObjectKey{Name: typeName}, wt); err != nil {
+		if urls, err = initializingURLs(ctx, c, typeName); err != nil {
 			last = err.Error()
-		} else {
-			last = "its status names no initializing virtual workspace (is spec.initializer true?)"
-			for _, vw := range wt.Status.VirtualWorkspaces {
-				if vw.Type == tenancyv1alpha1.VirtualWorkspaceTypeInitializing {
-					urls = append(urls, vw.URL)
-				}
-			}
 		}
 		if len(urls) > 0 {
 			break
@@ -96,7 +99,34 @@ func newInitializing(ctx context.Context, provider *rest.Config, scheme *runtime
 	} {
 		m.Add(gvk, meta.RESTScopeRoot)
 	}
-	return &initializing{id: id, urls: urls, base: base, http: hc, scheme: scheme, mapper: m}, nil
+	return &initializing{id: id, typeName: typeName, types: c, urls: urls, base: base, http: hc, scheme: scheme, mapper: m}, nil
+}
+
+// initializingURLs reads the initializing virtual workspace URLs of the
+// WorkspaceType typeName (one per shard), sorted.
+func initializingURLs(ctx context.Context, c client.Client, typeName string) ([]string, error) {
+	wt := &tenancyv1alpha1.WorkspaceType{}
+	if err := c.Get(ctx, client.ObjectKey{Name: typeName}, wt); err != nil {
+		return nil, err
+	}
+	var urls []string
+	for _, vw := range wt.Status.VirtualWorkspaces {
+		if vw.Type == tenancyv1alpha1.VirtualWorkspaceTypeInitializing {
+			urls = append(urls, vw.URL)
+		}
+	}
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("its status names no initializing virtual workspace (is spec.initializer true?)")
+	}
+	slices.Sort(urls)
+	return urls, nil
+}
+
+// URLs returns the virtual workspace URLs known now.
+func (v *initializing) URLs() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.urls)
 }
 
 // client returns a client of cluster through the virtual workspace at
@@ -107,29 +137,81 @@ func (v *initializing) client(url, cluster string) (client.Client, error) {
 	return client.New(cfg, client.Options{Scheme: v.scheme, HTTPClient: v.http, Mapper: v.mapper})
 }
 
+// errNotServed: no shard's virtual workspace serves the cluster.
+var errNotServed = errors.New("no shard's initializing virtual workspace serves the logical cluster")
+
 // clientOf returns a client of cluster through its shard's virtual
-// workspace: with several shards, the first whose virtual workspace reads
+// workspace: with several shards, the one whose virtual workspace reads
 // the cluster's LogicalCluster (the others refuse a cluster they do not
-// hold with 403).
+// hold with 403), all asked at once. When none serves it, the type's
+// URLs are read again (a shard added while the operator runs) and the
+// new ones asked.
 func (v *initializing) clientOf(ctx context.Context, cluster string) (client.Client, error) {
-	if len(v.urls) == 1 {
-		return v.client(v.urls[0], cluster)
+	v.mu.Lock()
+	url, ok := v.servedBy[cluster]
+	v.mu.Unlock()
+	if ok {
+		return v.client(url, cluster)
 	}
-	var err error
-	for _, url := range v.urls {
-		var c client.Client
-		if c, err = v.client(url, cluster); err != nil {
-			return nil, err
-		}
-		err = c.Get(ctx, client.ObjectKey{Name: kcpcorev1alpha1.LogicalClusterName}, &kcpcorev1alpha1.LogicalCluster{})
-		if err == nil {
-			return c, nil
-		}
-		if !apierrors.IsForbidden(err) {
-			return nil, err
+	urls := v.URLs()
+	c, err := v.probe(ctx, urls, cluster)
+	if !errors.Is(err, errNotServed) {
+		return c, err
+	}
+	fresh, rerr := initializingURLs(ctx, v.types, v.typeName)
+	if rerr != nil || slices.Equal(fresh, urls) {
+		return nil, err
+	}
+	v.mu.Lock()
+	v.urls = fresh
+	v.mu.Unlock()
+	log.FromContext(ctx).Info("initializing virtual workspaces changed", "virtualWorkspaces", fresh)
+	return v.probe(ctx, fresh, cluster)
+}
+
+// servedByMax bounds the remembered clusters (a workspace initializes
+// once; the map is emptied when full).
+const servedByMax = 1024
+
+// probe asks every URL at once for the cluster's LogicalCluster and
+// returns the client of the one that answers (also with one URL: a
+// shard added since shows as a refusal there).
+func (v *initializing) probe(ctx context.Context, urls []string, cluster string) (client.Client, error) {
+	type answer struct {
+		url string
+		c   client.Client
+		err error
+	}
+	answers := make(chan answer, len(urls))
+	for _, url := range urls {
+		go func() {
+			c, err := v.client(url, cluster)
+			if err == nil {
+				err = c.Get(ctx, client.ObjectKey{Name: kcpcorev1alpha1.LogicalClusterName}, &kcpcorev1alpha1.LogicalCluster{})
+			}
+			answers <- answer{url, c, err}
+		}()
+	}
+	var other error
+	for range urls {
+		a := <-answers
+		switch {
+		case a.err == nil:
+			v.mu.Lock()
+			if v.servedBy == nil || len(v.servedBy) >= servedByMax {
+				v.servedBy = map[string]string{}
+			}
+			v.servedBy[cluster] = a.url
+			v.mu.Unlock()
+			return a.c, nil
+		case !apierrors.IsForbidden(a.err) && other == nil:
+			other = a.err
 		}
 	}
-	return nil, fmt.Errorf("no shard's initializing virtual workspace serves logical cluster %s: %w", cluster, err)
+	if other != nil {
+		return nil, other
+	}
+	return nil, fmt.Errorf("%w: %s", errNotServed, cluster)
 }
 
 // bindCreator binds creator to cluster-admin in cluster.
@@ -203,6 +285,9 @@ func (v *initializing) release(ctx context.Context, cluster string) error {
 	if err != nil {
 		return fmt.Errorf("removing initializer %s from the LogicalCluster: %w", v.id, err)
 	}
+	v.mu.Lock()
+	delete(v.servedBy, cluster)
+	v.mu.Unlock()
 	return nil
 }
 

@@ -81,7 +81,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	if err != nil {
 		return fmt.Errorf("the operator's initializer: %w", err)
 	}
-	log.Info("initializing workspaces", "initializer", vw.id, "virtualWorkspaces", vw.urls)
+	log.Info("initializing workspaces", "initializer", vw.id, "virtualWorkspaces", vw.URLs())
 	opts := account.Options{OrgsPath: c.OrgsPath, BasePath: c.BasePath, Workers: c.Workers, ClusterCA: string(c.Base.CAData),
 		PathOf: kit.Provider.Path, Initializer: vw.id, BindCreator: vw.bindCreator, Release: vw.release, Client: kit.Client}
 	if err := account.SetupWithManager(kit, opts); err != nil {

@@ -285,20 +285,24 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	} {
 		mapper.Add(gvk, meta.RESTScopeRoot)
 	}
+	handlers := map[lifecycle.Kind]lifecycle.Handler{lifecycle.Initializing: security.Initializer(deps), lifecycle.Terminating: security.Terminator(deps)}
+	makeWatchers := func(kind lifecycle.Kind, urls []string) []*lifecycle.Watcher {
+		var out []*lifecycle.Watcher
+		for _, url := range urls {
+			out = append(out, &lifecycle.Watcher{Kind: kind, ID: c.WorkspaceType, URL: url, Config: c.Lifecycle, Scheme: scheme,
+				Handle: handlers[kind], Log: log.WithName(string(kind)).WithValues("url", url), Workers: c.Workers, Mapper: mapper})
+		}
+		return out
+	}
 	var watchers []*lifecycle.Watcher
-	for _, w := range []struct {
-		kind    lifecycle.Kind
-		handler lifecycle.Handler
-	}{{lifecycle.Initializing, security.Initializer(deps)}, {lifecycle.Terminating, security.Terminator(deps)}} {
-		// One watcher per shard's virtual workspace (the shards at start).
-		urls, err := lifecycle.URLsOf(waitCtx, typeClient, c.TypeName, w.kind)
+	for _, kind := range []lifecycle.Kind{lifecycle.Initializing, lifecycle.Terminating} {
+		// One watcher per shard's virtual workspace (the shards at start;
+		// followNewShards adds those of shards added later).
+		urls, err := lifecycle.URLsOf(waitCtx, typeClient, c.TypeName, kind)
 		if err != nil {
 			return err
 		}
-		for _, url := range urls {
-			watchers = append(watchers, &lifecycle.Watcher{Kind: w.kind, ID: c.WorkspaceType, URL: url, Config: c.Lifecycle, Scheme: scheme,
-				Handle: w.handler, Log: log.WithName(string(w.kind)).WithValues("url", url), Workers: c.Workers, Mapper: mapper})
-		}
+		watchers = append(watchers, makeWatchers(kind, urls)...)
 	}
 	followed.Store(&watchers)
 	// A new AccountInfo is what the initializer waits for: handle its
@@ -310,7 +314,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 			if !ok {
 				return
 			}
-			for _, w := range watchers {
+			for _, w := range *followed.Load() {
 				if w.Kind == lifecycle.Initializing {
 					w.Requeue(logicalcluster.From(o).String())
 				}
@@ -323,6 +327,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	for _, w := range watchers {
 		go func() { _ = w.Run(ctx) }()
 	}
+	go followNewShards(ctx, log, typeClient, c.TypeName, &followed, makeWatchers)
 	log.Info("starting", "virtualWorkspace", kit.URL, "openfga", c.OpenFGAURL, "openfgaGRPC", c.OpenFGAGRPC, "workspaceType", c.WorkspaceType,
 		"metrics", c.MetricsAddr, "health", c.HealthAddr)
 	return mgr.Start(ctx)

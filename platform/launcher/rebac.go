@@ -20,12 +20,14 @@ const (
 	offsetRebacMetrics = 12
 )
 
-// The core's webhook cache TTLs: seconds, not kube's 5 minutes, so a
-// revoked grant stops working within seconds (the webhook caches for 2 s
-// too, OpenFGA invalidates within 1 s).
+// The core's webhook cache TTLs: half a second, not kube's 5 minutes, so a
+// revoked grant stops working within a second. The webhook drops its own
+// cached answers when a grant changes and then asks OpenFGA past its
+// caches; this cache, in the core, knows of no change and is the rest of
+// the delay (docs/benchmarks.md).
 const (
-	rebacCoreAuthorizedTTL   = "2s"
-	rebacCoreUnauthorizedTTL = "2s"
+	rebacCoreAuthorizedTTL   = "500ms"
+	rebacCoreUnauthorizedTTL = "500ms"
 )
 
 // rebacDir holds the webhook's CA, serving and client certificates and

@@ -10,16 +10,20 @@ const (
 	RoleMember = "member"
 )
 
-// SubjectKindUser is a user, named as the core authenticates it.
-const SubjectKindUser = "User"
+// Subject kinds: a user, or every member of a group, named as the core
+// authenticates them.
+const (
+	SubjectKindUser  = "User"
+	SubjectKindGroup = "Group"
+)
 
 // Subject is who a RoleAssignment gives its role to.
 type Subject struct {
-	// kind of the subject: User.
-	// +kubebuilder:validation:Enum=User
+	// kind of the subject: User or Group.
+	// +kubebuilder:validation:Enum=User;Group
 	Kind string `json:"kind"`
-	// name is the user's name as the core authenticates it (e.g. alice,
-	// or an OIDC user with its prefix).
+	// name is the user's or group's name as the core authenticates it
+	// (e.g. alice, or an OIDC user or group with its prefix).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`

@@ -20,6 +20,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/authorization/privileged"
 	"github.com/meshplane/meshplane/core/internal/authorization/rbac"
 	"github.com/meshplane/meshplane/core/internal/clusters"
+	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/serviceaccount"
 )
 
@@ -28,6 +29,17 @@ type Workspaces interface {
 	// Workspace returns the phase and path of a workspace's cluster; ok is
 	// false for clusters that are no workspace.
 	Workspace(cluster string) (phase, path string, ok bool)
+}
+
+// Elsewhere is implemented by the Workspaces of a shard among several:
+// it reports whether another shard holds a logical cluster this one does
+// not (root included). Such a cluster is closed here, as in kcp, whose
+// workspace content authorizer leaves a cluster a shard does not hold to
+// nobody but system:masters: the front proxy sends each cluster's
+// requests to its shard, and a shard asked directly must not answer for
+// another's (discovery included).
+type Elsewhere interface {
+	Elsewhere(cluster string) bool
 }
 
 // Layer builds an authorizer consulted, in order, before the plain chain:
@@ -176,7 +188,7 @@ func (s withBootstrapRoles) GetClusterRole(ctx context.Context, cluster, name st
 // workspaceAccess keeps everybody out of a workspace who lacks verb
 // "access" on non-resource "/" inside it (kcp's workspace content
 // authorizer), and out of workspaces that are not Ready yet (but for
-// systemAdmin in an Initializing one). root is open
+// systemAdmin in an Initializing one) or are Terminating. root is open
 // to every authenticated user, as in kcp. With a webhook, a user without
 // RBAC access gets the webhook's decision instead of a denial (RBAC is not
 // asked further): relationship-based grants need no RoleBinding.
@@ -188,14 +200,25 @@ type workspaceAccess struct {
 
 func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 	cluster, ok := clusters.From(ctx)
-	if !ok || cluster == clusters.Root || cluster == clusters.Wildcard || a.GetUser() == nil || w.workspaces == nil {
+	if !ok || cluster == clusters.Wildcard || a.GetUser() == nil || w.workspaces == nil {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
 	phase, path, ok := w.workspaces.Workspace(cluster)
 	if !ok {
+		// Shard-level paths (bare /metrics) are authorized in root on
+		// every shard: the data is this shard's.
+		shardLevel := !a.IsResourceRequest() && handlerchain.ShardLevelPaths[a.GetPath()]
+		if e, sharded := w.workspaces.(Elsewhere); sharded && !shardLevel && e.Elsewhere(cluster) {
+			return authorizer.DecisionDeny, fmt.Sprintf("logical cluster %s is not served by this shard", cluster), nil
+		}
 		return authorizer.DecisionNoOpinion, "", nil
 	}
-	if phase != "Ready" && (phase != "Initializing" || !systemAdmin(ctx, a.GetUser())) {
+	if cluster == clusters.Root {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	// Deleting: as in kcp, whoever has access may still act inside, e.g.
+	// to release the finalizers that hold its content.
+	if phase != "Ready" && phase != "Deleting" && (phase != "Initializing" || !systemAdmin(ctx, a.GetUser())) {
 		return authorizer.DecisionDeny, fmt.Sprintf("workspace %s is not ready (phase %s)", path, phase), nil
 	}
 	if serviceAccountOf(a.GetUser(), cluster) {

@@ -5,8 +5,12 @@ import (
 	"sync"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -41,6 +45,7 @@ type Objects struct {
 
 type objectWatch struct {
 	informer cache.SharedIndexInformer
+	storage  wildcard.Storage
 	cancel   context.CancelFunc
 }
 
@@ -80,7 +85,7 @@ func (o *Objects) Sync(ctx context.Context, mounted []Mounted) {
 					Namespace: u.GetNamespace(), Name: u.GetName()})
 			}
 		})
-		o.running[id] = &objectWatch{informer: inf, cancel: cancel}
+		o.running[id] = &objectWatch{informer: inf, storage: st, cancel: cancel}
 		klog.V(2).InfoS("Watching mount objects", "resource", id)
 		go inf.RunWithContext(wctx)
 	}
@@ -118,11 +123,34 @@ func (o *Objects) State(m Mounted) (s State, ok bool) {
 	}
 	obj, exists, err := w.informer.GetStore().GetByKey(kcpcache.ToClusterAwareKey(m.Parent, m.Ref.Namespace, m.Ref.Name))
 	if err != nil || !exists {
-		return NotFound(m.Ref, ""), true
+		// The watch may not have delivered an object created a moment
+		// ago: absence is confirmed in storage before it is reported.
+		if obj, exists = o.live(w, m); !exists {
+			return NotFound(m.Ref, ""), true
+		}
 	}
 	u, isU := obj.(*unstructured.Unstructured)
 	if !isU || u.GetKind() != m.Ref.Kind {
 		return NotFound(m.Ref, ""), true
 	}
 	return Read(u), true
+}
+
+// live reads m's mount object from storage, for an object the informer
+// does not hold (yet).
+func (o *Objects) live(w *objectWatch, m Mounted) (runtime.Object, bool) {
+	g, ok := w.storage.(rest.Getter)
+	if !ok {
+		return nil, false
+	}
+	ctx := clusters.WithCluster(context.Background(), m.Parent)
+	if m.Ref.Namespace != "" {
+		ctx = genericapirequest.WithNamespace(ctx, m.Ref.Namespace)
+	}
+	obj, err := g.Get(ctx, m.Ref.Name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, false
+	}
+	klog.V(2).InfoS("Mount object found in storage before its watch delivered it", "cluster", m.Parent, "name", m.Ref.Name)
+	return obj, true
 }

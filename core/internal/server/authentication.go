@@ -16,6 +16,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/authentication/jwt"
 	"github.com/meshplane/meshplane/core/internal/authentication/workspaceauth"
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
+	"github.com/meshplane/meshplane/core/internal/sharding"
 )
 
 // loadAuthenticationConfig reads --authentication-config (a bad file stops
@@ -56,7 +57,26 @@ func (p *parts) newJWT() error {
 	j := &jwtParts{configs: wildcard.NewInformer(st, &tenancyv1alpha1.WorkspaceAuthenticationConfiguration{})}
 	p.informers[reflect.TypeOf(&tenancyv1alpha1.WorkspaceAuthenticationConfiguration{})] = j.configs
 	types := p.informers.of(p.reg.workspaceTypes.Storage, &tenancyv1alpha1.WorkspaceType{})
-	j.workspaces = workspaceauth.New(p.index, types.GetIndexer(), p.config.jwtOptions())
+	local := workspaceauth.FromIndexer(types.GetIndexer())
+	getType, clusters := local, workspaceauth.Clusters(p.index)
+	if shards := p.sharding.shards; shards != nil {
+		// A type on another shard (an org's type in root:orgs for an org on
+		// shard b) is read from its replica.
+		others := shards.Others()
+		getType = func(cluster, name string) (*tenancyv1alpha1.WorkspaceType, bool) {
+			if wt, ok := local(cluster, name); ok {
+				return wt, true
+			}
+			obj, _, ok := others.Get(sharding.WorkspaceTypes, cluster, name)
+			if !ok {
+				return nil, false
+			}
+			wt, ok := obj.(*tenancyv1alpha1.WorkspaceType)
+			return wt, ok
+		}
+		clusters = resolveAcrossShards{Clusters: p.index, resolve: sharding.Resolver(p.index.Resolve, shards)}
+	}
+	j.workspaces = workspaceauth.New(clusters, getType, p.config.jwtOptions())
 	j.tokens = j.workspaces
 	if p.config.JWT != nil {
 		j.tokens = tokenunion.New(p.config.JWT, j.workspaces)
@@ -78,5 +98,18 @@ func (p *parts) startJWT(ctx context.Context) error {
 			return err
 		}
 	}
-	return p.jwt.workspaces.Start(ctx, p.jwt.configs)
+	sources := []workspaceauth.EventSource{p.jwt.configs}
+	if shards := p.sharding.shards; shards != nil {
+		sources = append(sources, shards.Others().Source(sharding.AuthConfigs))
+	}
+	return p.jwt.workspaces.Start(ctx, sources...)
 }
+
+// resolveAcrossShards finds this shard's logical clusters and resolves
+// workspace paths on every shard.
+type resolveAcrossShards struct {
+	workspaceauth.Clusters
+	resolve func(path string) (string, bool)
+}
+
+func (r resolveAcrossShards) Resolve(path string) (string, bool) { return r.resolve(path) }

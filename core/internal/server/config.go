@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
@@ -64,7 +65,7 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 		return nil, err
 	}
 	host, _, _ := net.SplitHostPort(opts.ExternalAddress)
-	caFile, err := certs.Ensure(opts.RootDirectory, []string{host, opts.BindAddress})
+	caFile, err := ensureCerts(opts, []string{host, opts.BindAddress})
 	if err != nil {
 		return nil, fmt.Errorf("certificates: %w", err)
 	}
@@ -132,8 +133,8 @@ func (c *Config) genericConfig() (*genericapiserver.Config, error) {
 	serving := genericoptions.NewSecureServingOptions()
 	serving.BindAddress = net.ParseIP(opts.BindAddress)
 	serving.BindPort = opts.SecurePort
-	serving.ServerCert.CertKey.CertFile = opts.RootDirectory + "/" + certs.ServingCert
-	serving.ServerCert.CertKey.KeyFile = opts.RootDirectory + "/" + certs.ServingKey
+	// Files, not bytes: the generic server re-reads them when they change.
+	serving.ServerCert.CertKey.CertFile, serving.ServerCert.CertKey.KeyFile = servingFiles(opts)
 	if err := serving.WithLoopback().ApplyTo(&config.SecureServing, &config.LoopbackClientConfig); err != nil {
 		return nil, fmt.Errorf("serving: %w", err)
 	}
@@ -200,4 +201,28 @@ type CompletedConfig struct {
 // Complete fills in what follows from the rest.
 func (c *Config) Complete() CompletedConfig {
 	return CompletedConfig{&completedConfig{Config: c, ExternalURL: "https://" + c.Options.ExternalAddress}}
+}
+
+// servingFiles are the serving certificate and key: --tls-cert-file and
+// --tls-private-key-file, else the root directory's.
+func servingFiles(opts *options.Completed) (cert, key string) {
+	if opts.TLSCertFile != "" {
+		return opts.TLSCertFile, opts.TLSPrivateKeyFile
+	}
+	return filepath.Join(opts.RootDirectory, certs.ServingCert), filepath.Join(opts.RootDirectory, certs.ServingKey)
+}
+
+// ensureCerts makes the root directory's CA and serving certificate once and
+// returns the CA clients trust. With --tls-cert-file the serving certificate
+// is someone else's (cert-manager's): nothing is made, and the root
+// directory's CA, when there is one, is still the CA handed out.
+func ensureCerts(opts *options.Completed, hosts []string) (string, error) {
+	if opts.TLSCertFile == "" {
+		return certs.Ensure(opts.RootDirectory, hosts)
+	}
+	ca := filepath.Join(opts.RootDirectory, certs.CACert)
+	if _, err := os.Stat(ca); err != nil {
+		return "", nil
+	}
+	return ca, nil
 }

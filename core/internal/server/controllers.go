@@ -173,7 +173,7 @@ func (p *parts) installWorkspace(inf informers) controller {
 func (p *parts) installLogicalCluster() controller {
 	// The LogicalCluster itself stays until its finalizer goes.
 	keep := map[string]bool{"/" + corev1alpha1.SchemeGroupVersion.Group + "/logicalclusters": true}
-	return logicalcluster.New(p.reg.logicalClusters, p.reg.workspaces, p.index, func(ctx context.Context, cluster string) error {
+	return logicalcluster.New(p.reg.logicalClusters, p.reg.workspaces, p.index, p.deleteClusterContent, func(ctx context.Context, cluster string) error {
 		return p.backend.PurgeCluster(ctx, cluster, crdPrefixes(p.crdIndex, cluster), keep)
 	})
 }

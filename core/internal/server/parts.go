@@ -14,7 +14,9 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/group"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -112,10 +114,13 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 		return nil, err
 	}
 	// A TokenReview answers with the token's audiences: the static tokens
-	// are audience-agnostic (any API audience), as in kube-apiserver.
+	// and the JWT issuers' (whose own audiences their authenticators check)
+	// are audience-agnostic (any API audience), as in kube-apiserver; a JWT
+	// user is in system:authenticated there as on a request (withJWT).
 	apiAudiences := c.ServiceAccountIssuer.APIAudiences()
 	builtin.AddReviews(p.storage, builtin.WithDefaultAudiences(apiAudiences, tokenunion.New(
-		authenticator.WrapAudienceAgnosticToken(apiAudiences, c.TokenAuthenticator), p.serviceAccounts.authenticator, p.jwt.tokens)),
+		authenticator.WrapAudienceAgnosticToken(apiAudiences, c.TokenAuthenticator), p.serviceAccounts.authenticator,
+		authenticator.WrapAudienceAgnosticToken(apiAudiences, group.NewTokenGroupAdder(p.jwt.tokens, []string{user.AllAuthenticated})))),
 		authorization.ForReviews(p.authz, authorization.NewBind(rbacSource(p.storage))), p.rules)
 	namespaces := namespacelifecycle.New(p.namespaceGetter())
 	namespaces.Deleting = p.clusterDeleting
@@ -125,7 +130,8 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	}
 	p.admission = dynamic.WithReinvocation(admission.NewChainHandler(append([]admission.Interface{
 		namespaces,
-		workspaceadmission.New(p.types, p.index, p.authz),
+		// use of a type on another shard is asked there.
+		workspaceadmission.New(p.types, p.index, p.acrossShards(p.authz)),
 		apibindingadmission.New(sharding.Resolver(p.index.Resolve, p.sharding.shards), p.deepAcrossShards(authorization.NewBind(rbacSource(p.storage))),
 			func(ctx context.Context, cluster, name string) bool {
 				_, err := p.exports.Export(ctx, cluster, name)
@@ -173,7 +179,11 @@ func (p *parts) newStorage() error {
 // newAuthorizer builds the authorizer chain: the home workspace rule and
 // the virtual workspaces' authorizers first, then the plain chain.
 func (p *parts) newAuthorizer() {
-	p.authz, p.rules = authorization.New(rbacSource(p.storage), p.index, p.config.AuthorizationWebhook,
+	var workspaces authorization.Workspaces = p.index
+	if shards := p.sharding.shards; shards != nil {
+		workspaces = workspacesOfShard{Index: p.index, others: shards.Others()}
+	}
+	p.authz, p.rules = authorization.New(rbacSource(p.storage), workspaces, p.config.AuthorizationWebhook,
 		// First: refusals of privileged impersonation win over any grant.
 		authorization.Fixed(impersonation.Authorizer),
 		// The status only the system writes, whatever RBAC grants.
@@ -233,4 +243,16 @@ func (p *parts) acrossShards(local authorizer.Authorizer) authorizer.Authorizer 
 		_, ok := p.index.Get(cluster)
 		return ok
 	}}
+}
+
+// workspacesOfShard are this shard's workspaces; it knows the clusters the
+// other shards hold (authorization.Elsewhere).
+type workspacesOfShard struct {
+	*tenancy.Index
+	others *sharding.Others
+}
+
+func (w workspacesOfShard) Elsewhere(cluster string) bool {
+	_, ok := w.others.ShardOf(cluster)
+	return ok
 }

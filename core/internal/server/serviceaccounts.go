@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/meshplane/meshplane/core/internal/certs"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/controllers/clusterroleaggregation"
 	serviceaccountcontroller "github.com/meshplane/meshplane/core/internal/controllers/serviceaccount"
@@ -214,7 +212,7 @@ func shareRootCA(ca string) cache.TransformFunc {
 func (p *parts) rootCA() ([]byte, error) {
 	file := p.config.CAFile
 	if file == "" {
-		file = filepath.Join(p.config.Options.RootDirectory, certs.ServingCert)
+		file, _ = servingFiles(p.config.Options)
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {

@@ -45,7 +45,12 @@ func (p *parts) isRootShard() bool { return p.config.Options.ShardName == shardi
 func (p *parts) newSharding() error {
 	opts := p.config.Options
 	spec := corev1alpha1.ShardSpec{BaseURL: opts.ShardBaseURL, ExternalURL: opts.ShardExternalURL, VirtualWorkspaceURL: opts.ShardBaseURL}
-	s := &sharding.Shards{Self: opts.ShardName}
+	s := &sharding.Shards{Self: opts.ShardName,
+		LocalCount: func() int { return len(p.index.Informer().GetStore().ListKeys()) },
+		Holds: func(cluster string) bool {
+			_, ok := p.index.Get(cluster)
+			return ok
+		}}
 	p.sharding = &shardParts{shards: s}
 	if p.isRootShard() {
 		s.List = func(ctx context.Context) ([]corev1alpha1.Shard, error) {

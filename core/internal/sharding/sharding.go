@@ -14,9 +14,7 @@ package sharding
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"net/http"
-	"slices"
 	"sync"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
@@ -25,8 +23,6 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 
 	"github.com/meshplane/meshplane/core/internal/authorization"
@@ -60,6 +56,13 @@ type Shards struct {
 
 	answersOnce sync.Once
 	answerCache answerCache
+
+	// LocalCount counts this shard's logical clusters (scheduling by
+	// capacity); the others' come from their replicas.
+	LocalCount func() int
+	// Holds reports whether this shard holds a logical cluster.
+	Holds func(cluster string) bool
+	picks picks
 }
 
 // answers caches the other shards' answers to reviews (Authorizer).
@@ -82,43 +85,6 @@ type Clients struct {
 	DeepReviews     *Remote[*authorizationv1.SubjectAccessReview]
 	ServiceAccounts client.Reader[*corev1.ServiceAccount]
 	Secrets         client.Reader[*corev1.Secret]
-}
-
-// Pick chooses the shard for a new workspace: one matching the
-// Workspace's spec.location.selector (any when empty) and not annotated
-// unschedulable; among several, a stable choice by the Workspace's UID.
-func (s *Shards) Pick(ctx context.Context, ws *tenancyv1alpha1.Workspace) (corev1alpha1.Shard, error) {
-	all, err := s.List(ctx)
-	if err != nil {
-		return corev1alpha1.Shard{}, fmt.Errorf("listing shards: %w", err)
-	}
-	selector := labels.Everything()
-	if ws.Spec.Location != nil && ws.Spec.Location.Selector != nil {
-		if selector, err = metav1.LabelSelectorAsSelector(ws.Spec.Location.Selector); err != nil {
-			return corev1alpha1.Shard{}, fmt.Errorf("spec.location.selector: %w", err)
-		}
-	}
-	var candidates []corev1alpha1.Shard
-	for _, sh := range all {
-		if sh.DeletionTimestamp == nil && sh.Annotations[UnschedulableAnnotation] == "" && selector.Matches(labels.Set(sh.Labels)) {
-			candidates = append(candidates, sh)
-		}
-	}
-	if len(candidates) == 0 {
-		return corev1alpha1.Shard{}, &NoShardError{Selector: selector.String()}
-	}
-	slices.SortFunc(candidates, func(a, b corev1alpha1.Shard) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(ws.UID))
-	return candidates[int(h.Sum32()%uint32(len(candidates)))], nil
 }
 
 // NoShardError says no shard can take a workspace.

@@ -39,7 +39,7 @@ func TestPick(t *testing.T) {
 		{"selector eu", ws("2", map[string]string{"region": "eu"}), "root", false},
 		{"no match", ws("3", map[string]string{"region": "asia"}), "", true},
 	} {
-		got, err := s.Pick(context.Background(), tc.ws)
+		got, err := s.Pick(context.Background(), tc.ws, "", nil)
 		var none *NoShardError
 		if tc.wantNone != errors.As(err, &none) || (!tc.wantNone && err != nil) || got.Name != tc.want {
 			t.Errorf("%s: Pick = %q, %v; want %q", tc.name, got.Name, err, tc.want)
@@ -48,11 +48,11 @@ func TestPick(t *testing.T) {
 	// Without a selector: any schedulable shard, the same one for a UID.
 	seen := map[string]bool{}
 	for _, uid := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
-		first, err := s.Pick(context.Background(), ws(uid, nil))
+		first, err := s.Pick(context.Background(), ws(uid, nil), "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, _ := s.Pick(context.Background(), ws(uid, nil))
+		again, _ := s.Pick(context.Background(), ws(uid, nil), "", nil)
 		if first.Name == "c" || first.Name != again.Name {
 			t.Errorf("uid %s: picked %q then %q", uid, first.Name, again.Name)
 		}

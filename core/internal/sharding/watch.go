@@ -39,16 +39,20 @@ type Kind struct {
 // The kinds every shard replicates from the others (docs/sharding.md):
 // LogicalClusters (paths and children), the objects an APIBinding needs
 // (exports, schemas), endpoint slices (each shard adds its URL) and
-// WorkspaceTypes (types of workspaces made elsewhere).
+// WorkspaceTypes (types of workspaces made elsewhere) with their
+// WorkspaceAuthenticationConfigurations (the issuers of a type's
+// workspaces on every shard).
 var (
 	LogicalClusters    = Kind{corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"), func() runtime.Object { return &corev1alpha1.LogicalCluster{} }}
 	APIExports         = Kind{apisv1alpha2.SchemeGroupVersion.WithResource("apiexports"), func() runtime.Object { return &apisv1alpha2.APIExport{} }}
 	APIResourceSchemas = Kind{apisv1alpha1.SchemeGroupVersion.WithResource("apiresourceschemas"), func() runtime.Object { return &apisv1alpha1.APIResourceSchema{} }}
 	EndpointSlices     = Kind{apisv1alpha1.SchemeGroupVersion.WithResource("apiexportendpointslices"), func() runtime.Object { return &apisv1alpha1.APIExportEndpointSlice{} }}
 	WorkspaceTypes     = Kind{tenancyv1alpha1.SchemeGroupVersion.WithResource("workspacetypes"), func() runtime.Object { return &tenancyv1alpha1.WorkspaceType{} }}
+	AuthConfigs        = Kind{tenancyv1alpha1.SchemeGroupVersion.WithResource("workspaceauthenticationconfigurations"),
+		func() runtime.Object { return &tenancyv1alpha1.WorkspaceAuthenticationConfiguration{} }}
 )
 
-var replicated = append([]Kind{LogicalClusters, APIExports, APIResourceSchemas, EndpointSlices, WorkspaceTypes}, AdmissionKinds...)
+var replicated = append([]Kind{LogicalClusters, APIExports, APIResourceSchemas, EndpointSlices, WorkspaceTypes, AuthConfigs}, AdmissionKinds...)
 
 // pathIndex indexes replicated LogicalClusters by their kcp.io/path.
 const pathIndex = "path"
@@ -86,6 +90,7 @@ func (s *Shards) Others() *Others {
 	if s.others == nil {
 		s.others = &Others{shards: s, running: map[string]*otherShard{}, handlers: map[schema.GroupVersionResource][]cache.ResourceEventHandler{},
 			changed: make(chan struct{}, 1)}
+		registerMetrics(s.others)
 	}
 	return s.others
 }
@@ -278,6 +283,17 @@ func (o *Others) List(kind Kind) map[string][]runtime.Object {
 		for _, obj := range r.informers[kind.GVR].GetStore().List() {
 			out[shard] = append(out[shard], obj.(runtime.Object))
 		}
+	}
+	return out
+}
+
+// Count returns how many objects of kind each other shard holds.
+func (o *Others) Count(kind Kind) map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string]int{}
+	for shard, r := range o.running {
+		out[shard] = len(r.informers[kind.GVR].GetStore().ListKeys())
 	}
 	return out
 }

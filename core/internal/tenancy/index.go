@@ -248,13 +248,14 @@ func IsLifecycleLabel(key string) bool {
 }
 
 // SettleInitializers brings an initializing cluster in step with the
-// initializers it has left: its lifecycle labels name them, and with none
+// initializers it has left: its lifecycle labels name them (and its
+// terminators, which as in kcp are labelled from the start), and with none
 // left it is Ready. Whoever removes an initializer (the in-process
 // initializers, the logicalcluster admission for everyone else) settles the
 // cluster in the same write; the logicalcluster controller catches up with
 // clusters written otherwise.
 func SettleInitializers(lc *corev1alpha1.LogicalCluster) {
-	lc.Labels = WithLifecycleLabels(lc.Labels, lc.Status.Initializers, nil)
+	lc.Labels = WithLifecycleLabels(lc.Labels, lc.Status.Initializers, lc.Status.Terminators)
 	if lc.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing && len(lc.Status.Initializers) == 0 {
 		lc.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
 	}

@@ -32,7 +32,7 @@ func CreateLogicalClusterOn(ctx context.Context, lcs client.Writer[*corev1alpha1
 			Name:        corev1alpha1.LogicalClusterName,
 			Annotations: map[string]string{PathAnnotation: path, TypeAnnotation: typeID, ShardAnnotation: shard},
 			Finalizers:  []string{corev1alpha1.LogicalClusterFinalizerName},
-			Labels:      LifecycleLabels(inits, nil),
+			Labels:      LifecycleLabels(inits, terms),
 		},
 		Spec: corev1alpha1.LogicalClusterSpec{Owner: owner, Initializers: inits, Terminators: terms,
 			CreatedBy: &corev1alpha1.OwnerUserInfo{Username: creator.Username, Groups: creator.Groups, UID: creator.UID}},

@@ -84,21 +84,36 @@ func (t *Types) Resolve(ctx context.Context, ref tenancyv1alpha1.WorkspaceTypeRe
 	return Type{}, fmt.Errorf("workspace type %q not found in %s", ref.Name, where)
 }
 
-// Aliases returns the type and every type it extends, transitively.
+// Aliases returns every type wt extends, transitively, then wt itself, in
+// kcp's order: each extended type (as spec.extend.with lists them) is
+// followed by the types it extends in turn, depth first, each type once.
+// Initializers and terminators come out in this order, as in kcp.
 func (t *Types) Aliases(ctx context.Context, wt Type) ([]Type, error) {
-	out := []Type{wt}
 	seen := map[string]bool{wt.ID(): true}
-	for i := 0; i < len(out); i++ {
-		for _, ref := range out[i].Spec.Extend.With {
-			ext, err := t.Resolve(ctx, ref, out[i].Path)
-			if err != nil {
-				return nil, fmt.Errorf("type %s extends %s: %w", out[i].ID(), ref.String(), err)
-			}
-			if !seen[ext.ID()] {
-				seen[ext.ID()] = true
-				out = append(out, ext)
-			}
+	out, err := t.extended(ctx, wt, seen)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, wt), nil
+}
+
+// extended returns the types wt extends, depth first, skipping seen ones.
+func (t *Types) extended(ctx context.Context, wt Type, seen map[string]bool) ([]Type, error) {
+	var out []Type
+	for _, ref := range wt.Spec.Extend.With {
+		ext, err := t.Resolve(ctx, ref, wt.Path)
+		if err != nil {
+			return nil, fmt.Errorf("type %s extends %s: %w", wt.ID(), ref.String(), err)
 		}
+		if seen[ext.ID()] {
+			continue
+		}
+		seen[ext.ID()] = true
+		below, err := t.extended(ctx, ext, seen)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, ext), below...)
 	}
 	return out, nil
 }

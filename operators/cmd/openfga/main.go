@@ -3,7 +3,8 @@
 // version pinned in this module, so the platform runs the same OpenFGA its
 // operators and webhook are tested against without a separate download.
 // Flags, environment variables (OPENFGA_*) and config files are OpenFGA's,
-// plus OPENFGA_AUTHN_PRESHARED_KEYS_FILE (see presharedKeysFromFile).
+// plus OPENFGA_AUTHN_PRESHARED_KEYS_FILE (see presharedKeysFromFile); its
+// type-system and model caches default to DefaultCacheSize entries.
 package main
 
 import (
@@ -17,6 +18,10 @@ import (
 )
 
 func main() {
+	if err := boundCaches(); err != nil {
+		fmt.Fprintln(os.Stderr, "openfga:", err)
+		os.Exit(1)
+	}
 	if err := presharedKeysFromFile(); err != nil {
 		fmt.Fprintln(os.Stderr, "openfga:", err)
 		os.Exit(1)

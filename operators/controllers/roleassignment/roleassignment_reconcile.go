@@ -39,16 +39,35 @@ type state struct {
 
 // want is the tuple the RoleAssignment grants.
 func (s *state) want() corev1alpha1.Tuple {
-	return corev1alpha1.Tuple{Object: s.account, Relation: s.ra.Spec.Role, User: fga.UserID(s.ra.Spec.Subject.Name)}
+	return corev1alpha1.Tuple{Object: s.account, Relation: s.ra.Spec.Role, User: subjectID(s.ra.Spec.Subject)}
+}
+
+// subjectID is a subject as a tuple's user: user:<name>, or
+// group:<name>#member for every member of a group.
+func subjectID(sub corev1alpha1.Subject) string {
+	if sub.Kind == corev1alpha1.SubjectKindGroup {
+		return fga.GroupMembers(sub.Name)
+	}
+	return fga.UserID(sub.Name)
+}
+
+// isGrantSubject reports whether u is a subject a RoleAssignment grants
+// to: a user (no wildcard, no userset) or a group's members.
+func isGrantSubject(u string) bool {
+	if strings.HasPrefix(u, fga.UserType+":") {
+		return !strings.ContainsAny(u, "#*")
+	}
+	g, ok := strings.CutSuffix(u, "#"+fga.RelationMember)
+	return ok && strings.HasPrefix(g, fga.GroupType+":") && !strings.Contains(g, "#") && g != fga.GroupType+":*"
 }
 
 // revocable reports whether t may be deleted for this RoleAssignment: a
-// grant's shape (a user's direct relation on this workspace's account,
-// never an owner role, a parent or another object: status is not
-// trusted) that no other RoleAssignment of the workspace grants.
+// grant's shape (a user's or a group's direct relation on this
+// workspace's account, never an owner role, a parent or another object:
+// status is not trusted) that no other RoleAssignment of the workspace
+// grants.
 func (s *state) revocable(t corev1alpha1.Tuple) bool {
-	user := strings.HasPrefix(t.User, fga.UserType+":") && !strings.ContainsAny(t.User, "#*")
-	return user && t.Object == s.account && t.Relation != fga.RelationParent && !s.others[t]
+	return isGrantSubject(t.User) && t.Object == s.account && t.Relation != fga.RelationParent && !s.others[t]
 }
 
 // result says whether the chain goes on.
@@ -150,7 +169,7 @@ func (r *reconciler) othersOf(ctx context.Context, s *state) error {
 		if o.UID == s.ra.UID || !o.DeletionTimestamp.IsZero() {
 			continue
 		}
-		s.others[corev1alpha1.Tuple{Object: s.account, Relation: o.Spec.Role, User: fga.UserID(o.Spec.Subject.Name)}] = true
+		s.others[corev1alpha1.Tuple{Object: s.account, Relation: o.Spec.Role, User: subjectID(o.Spec.Subject)}] = true
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func (r *roleStep) reconcile(ctx context.Context, s *state) result {
 		setReady(s.ra, metav1.ConditionFalse, corev1alpha1.ReasonPending, fmt.Sprintf("reading the organization's model: %v", err))
 		return wait(5 * time.Second)
 	}
-	roles := assignableRoles(m)
+	roles := assignableRoles(m, s.ra.Spec.Subject.Kind == corev1alpha1.SubjectKindGroup)
 	if roles[s.ra.Spec.Role] {
 		return next
 	}
@@ -40,7 +40,7 @@ func (r *roleStep) reconcile(ctx context.Context, s *state) result {
 	}
 	sort.Strings(names)
 	setReady(s.ra, metav1.ConditionFalse, corev1alpha1.ReasonUnknownRole,
-		fmt.Sprintf("role %q does not exist on accounts in this organization; roles: %s", s.ra.Spec.Role, strings.Join(names, ", ")))
+		fmt.Sprintf("role %q does not exist on accounts in this organization for a %s; roles: %s", s.ra.Spec.Role, s.ra.Spec.Subject.Kind, strings.Join(names, ", ")))
 	if t := s.ra.Status.Tuple; t != nil && s.revocable(*t) {
 		if err := r.write(ctx, s.storeID, nil, []corev1alpha1.Tuple{*t}); err != nil {
 			return wait(5 * time.Second)
@@ -52,8 +52,13 @@ func (r *roleStep) reconcile(ctx context.Context, s *state) result {
 }
 
 // assignableRoles are the relations of the account type a user may hold
-// directly (a [user] type restriction).
-func assignableRoles(m *openfgav1.AuthorizationModel) map[string]bool {
+// directly (a [user] type restriction) or, for groups, a group's members
+// (a [group#member] one).
+func assignableRoles(m *openfgav1.AuthorizationModel, groups bool) map[string]bool {
+	typ, relation := fga.UserType, ""
+	if groups {
+		typ, relation = fga.GroupType, fga.RelationMember
+	}
 	out := map[string]bool{}
 	for _, td := range m.GetTypeDefinitions() {
 		if td.GetType() != fga.AccountType {
@@ -61,7 +66,7 @@ func assignableRoles(m *openfgav1.AuthorizationModel) map[string]bool {
 		}
 		for rel, md := range td.GetMetadata().GetRelations() {
 			for _, ref := range md.GetDirectlyRelatedUserTypes() {
-				if ref.GetType() == fga.UserType && ref.GetRelation() == "" && ref.GetWildcard() == nil && ref.GetCondition() == "" {
+				if ref.GetType() == typ && ref.GetRelation() == relation && ref.GetWildcard() == nil && ref.GetCondition() == "" {
 					out[rel] = true
 				}
 			}

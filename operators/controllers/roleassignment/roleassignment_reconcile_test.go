@@ -17,11 +17,21 @@ extend type core_platform-mesh_io_account
   relations
     define viewer: [user]
     define auditor: [user:*]
+    define reader: [group#member]
 `}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	roles := assignableRoles(model)
+	groups := assignableRoles(model, true)
+	for _, r := range []string{"owner", "member", "reader"} {
+		if !groups[r] {
+			t.Errorf("group role %s missing from %v", r, groups)
+		}
+	}
+	if groups["viewer"] || groups[fga.RelationManageIAMRoles] || groups["parent"] {
+		t.Errorf("group roles %v hold a relation groups may not have", groups)
+	}
+	roles := assignableRoles(model, false)
 	for _, r := range []string{"owner", "member", "viewer"} {
 		if !roles[r] {
 			t.Errorf("role %s missing from %v", r, roles)
@@ -55,6 +65,10 @@ func TestRevocable(t *testing.T) {
 		{corev1alpha1.Tuple{Object: account, Relation: "parent", User: fga.AccountObject("root1", "x")}, false},
 		{corev1alpha1.Tuple{Object: fga.AccountObject("orgs1", "other"), Relation: "member", User: "user:bob"}, false},
 		{corev1alpha1.Tuple{Object: account, Relation: "member", User: "user:*"}, false},
+		{corev1alpha1.Tuple{Object: account, Relation: "member", User: fga.GroupMembers("ops")}, true},
+		{corev1alpha1.Tuple{Object: account, Relation: "member", User: fga.GroupID("ops")}, false},
+		{corev1alpha1.Tuple{Object: account, Relation: "member", User: "group:*#member"}, false},
+		{corev1alpha1.Tuple{Object: account, Relation: "member", User: fga.OwnerRole("orgs1", "acme") + "#member"}, false},
 	} {
 		if got := s.revocable(c.t); got != c.want {
 			t.Errorf("revocable(%s) = %v, want %v", c.t, got, c.want)

@@ -69,10 +69,10 @@ func TestOrganizationAndAccount(t *testing.T) {
 
 	alice.RunStdin(t, accountYAML("acme", "org", "alice"), "create", "-f", "-")
 	waitAccountReady(t, alice, "acme")
-	got := alice.Run(t, "get", "accounts")
+	got := alice.Run(t, "get", "account", "acme")
 	for _, want := range []string{"TYPE", "DISPLAY NAME", "READY", "acme", "org", "Acme", "True"} {
 		if !strings.Contains(got, want) {
-			t.Errorf("kubectl get accounts lacks %q:\n%s", want, got)
+			t.Errorf("kubectl get account acme lacks %q:\n%s", want, got)
 		}
 	}
 	if phase, err := jsonpath(t, alice, "{.status.phase}", "get", "workspace", "acme"); err != nil || phase != "Ready" {

@@ -120,6 +120,12 @@ func (o *operator) setup(t *testing.T, s *framework.Server) error {
 	if err := bootstrap.Run(ctx, base); err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
+	// The platform lets founders and members read their organization in
+	// root:orgs through the rebac-authz-webhook, which this suite does not
+	// run: its users read root:orgs through RBAC instead.
+	if _, errOut, err := s.KubectlFor("root:orgs").RunStdinErr(t, orgsReaders, "apply", "-f", "-"); err != nil {
+		return fmt.Errorf("root:orgs readers: %v: %s", err, errOut)
+	}
 	// Organizations and accounts wait for the security initializer.
 	if err := sec.setup(ctx, s); err != nil {
 		return fmt.Errorf("security-operator: %w", err)
@@ -231,3 +237,24 @@ func splitLines(s string) []string {
 	}
 	return lines
 }
+
+const orgsReaders = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: e2e:orgs:reader
+rules:
+- apiGroups: ["core.platform-mesh.io"]
+  resources: ["accounts"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["tenancy.kcp.io"]
+  resources: ["workspaces"]
+  verbs: ["get", "list", "watch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: e2e:orgs:reader
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e:orgs:reader}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: system:authenticated}
+`

@@ -361,7 +361,7 @@ func TestTwoHundredBoundResourceTypes(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = orgs.Delete(context.Background(), m) })
 	}
-	want := 3 + len(fga.BuiltinResources) + n
+	want := 4 + len(fga.BuiltinResources) + n // user, role, group, account
 	framework.Eventually(t, 3*time.Minute, time.Second, fmt.Sprintf("the model of bigorg to have %d types", want), func() (bool, string) {
 		st := &corev1alpha1.Store{}
 		if err := orgs.Get(ctxFor(t), client.ObjectKey{Name: "bigorg"}, st); err != nil {

@@ -1,7 +1,11 @@
 // Command meshplane-platform runs the whole Meshplane platform locally
 // (`make run`): the core and every component, as one process tree.
 // `meshplane-platform status [--root-directory DIR]` prints each
-// component's pid, state and restart count.
+// component's pid, state and restart count. `meshplane-platform
+// bootstrap`, `key-file` and `check` are the Helm charts' in-cluster
+// helpers (bootstrap.go, keyfile.go, check.go: `helm test`);
+// `meshplane-platform install` and `uninstall` put those charts into a
+// Kubernetes cluster (helmcmd.go, package install).
 package main
 
 import (
@@ -17,8 +21,19 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "status" {
-		os.Exit(status(os.Args[2:]))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "status":
+			os.Exit(status(os.Args[2:]))
+		case "bootstrap":
+			os.Exit(bootstrapCmd(os.Args[2:]))
+		case "key-file":
+			os.Exit(keyFile(os.Args[2:]))
+		case "install", "uninstall":
+			os.Exit(helmCommand(os.Args[1], os.Args[2:]))
+		case "check":
+			os.Exit(checkCmd(os.Args[2:]))
+		}
 	}
 	cfg, err := launcher.ParseFlags(os.Args[1:])
 	if err != nil {

@@ -76,8 +76,24 @@ func TestLauncherShards(t *testing.T) {
 	// account-operator and the security-operator initialize it through b's
 	// virtual workspaces, and alice reaches it through the proxy.
 	mustKubectl(t, kubeconfig, "--context", "shard-base", "--server", env["FRONT_PROXY_URL"]+"/clusters/root", "annotate", "shard", "root", "experimental.core.kcp.io/unschedulable=true")
+	start := time.Now()
 	mustKubectl(t, kubeconfig, "--context", "alice", "create", "-f", filepath.Join("testdata", "org-account.yaml"))
 	waitAccountReady(t, kubeconfig, "acme")
+	t.Logf("organization acme on shard b Ready after %s", time.Since(start).Round(10*time.Millisecond))
+	// An account in acme, on shard b too: its workspace's type
+	// root:orgs:acme-account is on root, where shard b asks for the
+	// account-operator's "use" of it (refused for good before).
+	acme := env["FRONT_PROXY_URL"] + "/clusters/root:orgs:acme"
+	start = time.Now()
+	team := filepath.Join(t.TempDir(), "team.yaml")
+	if err := os.WriteFile(team, []byte("apiVersion: core.platform-mesh.io/v1alpha1\nkind: Account\nmetadata: {name: team}\nspec: {type: account, displayName: Team}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyKubectl(t, kubeconfig, "--context", "alice", "--server", acme, "create", "-f", team)
+	waitAccountReady(t, kubeconfig, "team", "--server", acme)
+	t.Logf("account team in acme on shard b Ready after %s", time.Since(start).Round(10*time.Millisecond))
+	framework.RequireEqual(t, mustKubectl(t, kubeconfig, "--server", acme, "get", "workspace", "team", "-o", `jsonpath={.metadata.annotations.core\.kcp\.io/shard}`),
+		"b", "shard of the account team")
 	mustKubectl(t, kubeconfig, "--context", "shard-base", "--server", env["FRONT_PROXY_URL"]+"/clusters/root", "annotate", "shard", "root", "experimental.core.kcp.io/unschedulable-")
 	framework.RequireEqual(t, mustKubectl(t, kubeconfig, "--server", env["FRONT_PROXY_URL"]+"/clusters/root:orgs", "get", "workspace", "acme",
 		"-o", `jsonpath={.metadata.annotations.core\.kcp\.io/shard}`), "b", "shard of the organization acme")

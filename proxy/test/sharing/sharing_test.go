@@ -67,5 +67,11 @@ func TestAcrossShards(t *testing.T) {
 	t.Run("MaximalPermissionPolicy", func(t *testing.T) { testPolicy(t, sh) })
 	t.Run("LifecycleVirtualWorkspaces", func(t *testing.T) { testLifecycle(t, sh) })
 	t.Run("Terminators", func(t *testing.T) { testTerminators(t, sh) })
+	t.Run("UseType", func(t *testing.T) { testUseType(t, sh) })
+	t.Run("TypeIssuer", func(t *testing.T) { testTypeIssuer(t, sh) })
+	t.Run("Elsewhere", func(t *testing.T) { testElsewhere(t, sh) })
+	t.Run("Capacity", func(t *testing.T) { testCapacity(t, sh) })
+	t.Run("ReplicaCost", func(t *testing.T) { testReplicaCost(t, sh) })
+	t.Run("Revocation", func(t *testing.T) { testRevocation(t, sh) })
 	t.Run("ProxyRestart", func(t *testing.T) { testProxyRestart(t, sh) })
 }

@@ -48,6 +48,8 @@
 //	MESHPLANE_PLATFORM_ENV        external mode: a platform.env file of shell KEY=value lines,
 //	                              KUBECONFIG= (the admin kubeconfig), CORE_URL= (optional, else
 //	                              from the kubeconfig) and other components' *_URL= lines
+//	MESHPLANE_EXTERNAL_TOKEN_USERS external mode: the core's --token-auth-file (token,user,uid,
+//	                              "groups"); its users (alice, bob, ...) are known to the tests
 //	MESHPLANE_E2E_START_TIMEOUT   how long to wait for /readyz (Go duration, default 3m)
 //	MESHPLANE_E2E_ARGS            extra arguments appended to `meshplane start` (space separated)
 //	MESHPLANE_E2E_KEEP            if set to a non-empty value, root directories are never removed

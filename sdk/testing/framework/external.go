@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"encoding/csv"
 	"fmt"
 	"net/url"
 	"os"
@@ -17,6 +18,10 @@ import (
 const (
 	ExternalKubeconfigEnv = "MESHPLANE_EXTERNAL_KUBECONFIG"
 	PlatformEnvEnv        = "MESHPLANE_PLATFORM_ENV"
+	// ExternalTokenUsersEnv names a --token-auth-file of the external core
+	// (token,user,uid,"groups" lines): its users are known to the tests, so
+	// those acting as alice or bob run instead of skipping.
+	ExternalTokenUsersEnv = "MESHPLANE_EXTERNAL_TOKEN_USERS"
 )
 
 // ExternalMode reports whether the tests run against an already running core
@@ -71,18 +76,62 @@ func ReadPlatformEnv(path string) (*Platform, error) {
 
 // ExternalFromEnv returns the external server named by the environment, or
 // nil when external mode is off.
-func ExternalFromEnv() (*Server, error) {
-	if path := os.Getenv(PlatformEnvEnv); path != "" {
-		p, err := ReadPlatformEnv(path)
+func ExternalFromEnv() (s *Server, err error) {
+	switch {
+	case os.Getenv(PlatformEnvEnv) != "":
+		p, err := ReadPlatformEnv(os.Getenv(PlatformEnvEnv))
 		if err != nil {
 			return nil, err
 		}
-		return Connect(p.Kubeconfig, p.CoreURL)
+		s, err = Connect(p.Kubeconfig, p.CoreURL)
+		if err != nil {
+			return nil, err
+		}
+	case os.Getenv(ExternalKubeconfigEnv) != "":
+		if s, err = Connect(os.Getenv(ExternalKubeconfigEnv), ""); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, nil
 	}
-	if kc := os.Getenv(ExternalKubeconfigEnv); kc != "" {
-		return Connect(kc, "")
+	if path := os.Getenv(ExternalTokenUsersEnv); path != "" {
+		users, err := ReadTokenUsers(path)
+		if err != nil {
+			s.Cleanup(false)
+			return nil, err
+		}
+		for _, u := range users {
+			s.users[u.Name] = u
+		}
 	}
-	return nil, nil
+	return s, nil
+}
+
+// ReadTokenUsers reads a --token-auth-file: token,user,uid[,"group1,group2"].
+func ReadTokenUsers(path string) ([]TokenUser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("token users: %w", err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("token users %s: %w", path, err)
+	}
+	var users []TokenUser
+	for i, rec := range recs {
+		if len(rec) < 3 {
+			return nil, fmt.Errorf("token users %s: line %d: want token,user,uid[,groups]", path, i+1)
+		}
+		u := TokenUser{Token: rec[0], Name: rec[1], UID: rec[2]}
+		if len(rec) > 3 && rec[3] != "" {
+			u.Groups = strings.Split(rec[3], ",")
+		}
+		users = append(users, u)
+	}
+	return users, nil
 }
 
 // Connect returns an external Server for a running core whose admin

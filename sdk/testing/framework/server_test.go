@@ -85,3 +85,24 @@ func TestBinaryFromEnv(t *testing.T) {
 	}
 	framework.RequireEqual(t, got, self, "Binary honours <NAME>_BIN")
 }
+
+func TestReadTokenUsers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens.csv")
+	if err := os.WriteFile(path, []byte("t1,alice,uid-alice,\"e2e:users,x\"\nt2,bob,uid-bob\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	users, err := framework.ReadTokenUsers(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(users) != 2 || users[0].Name != "alice" || users[0].Token != "t1" || len(users[0].Groups) != 2 || users[0].Groups[1] != "x" ||
+		users[1].Name != "bob" || users[1].UID != "uid-bob" || users[1].Groups != nil {
+		t.Errorf("ReadTokenUsers = %+v", users)
+	}
+	if err := os.WriteFile(path, []byte("t1,alice\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := framework.ReadTokenUsers(path); err == nil {
+		t.Error("a line without a uid was accepted")
+	}
+}

@@ -30,13 +30,14 @@ type Info struct {
 type Registry struct {
 	mu        sync.RWMutex
 	clusters  map[string]Info
+	byPath    map[string]string // workspace path -> cluster
 	firstSeen map[string]time.Time
 	synced    bool
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{clusters: map[string]Info{}, firstSeen: map[string]time.Time{}}
+	return &Registry{clusters: map[string]Info{}, byPath: map[string]string{}, firstSeen: map[string]time.Time{}}
 }
 
 // Set records (or replaces) a cluster's info: a recreated organization's
@@ -44,7 +45,11 @@ func NewRegistry() *Registry {
 func (r *Registry) Set(info Info) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if old, ok := r.clusters[info.Cluster]; ok && r.byPath[old.Path] == info.Cluster {
+		delete(r.byPath, old.Path)
+	}
 	r.clusters[info.Cluster] = info
+	r.byPath[info.Path] = info.Cluster
 	if _, ok := r.firstSeen[info.Cluster]; !ok {
 		r.firstSeen[info.Cluster] = time.Now()
 	}
@@ -54,6 +59,9 @@ func (r *Registry) Set(info Info) {
 func (r *Registry) Delete(cluster string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if old, ok := r.clusters[cluster]; ok && r.byPath[old.Path] == cluster {
+		delete(r.byPath, old.Path)
+	}
 	delete(r.clusters, cluster)
 	delete(r.firstSeen, cluster)
 }
@@ -64,6 +72,18 @@ func (r *Registry) Get(cluster string) (Info, time.Time, bool) {
 	defer r.mu.RUnlock()
 	info, ok := r.clusters[cluster]
 	return info, r.firstSeen[cluster], ok
+}
+
+// ByPath returns the info of the workspace at path.
+func (r *Registry) ByPath(path string) (Info, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	cluster, ok := r.byPath[path]
+	if !ok {
+		return Info{}, false
+	}
+	info, ok := r.clusters[cluster]
+	return info, ok
 }
 
 // Len is the number of known clusters.

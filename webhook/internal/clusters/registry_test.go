@@ -38,8 +38,20 @@ func TestRegistry(t *testing.T) {
 	if info.StoreID != "s2" || !again.Equal(first) {
 		t.Errorf("after the store changed: %+v (first seen %v, was %v)", info, again, first)
 	}
+	if got, ok := r.ByPath("root:orgs:acme:team"); !ok || got.Cluster != "c1" {
+		t.Errorf("ByPath(root:orgs:acme:team) = %+v, %v", got, ok)
+	}
+	// The workspace at the path is now another cluster (a recreated org).
+	r.Set(InfoOf("c2", ai))
 	r.Delete("c1")
-	if _, _, ok := r.Get("c1"); ok || r.Len() != 0 {
+	if _, _, ok := r.Get("c1"); ok || r.Len() != 1 {
 		t.Errorf("c1 still known after Delete")
+	}
+	if got, ok := r.ByPath("root:orgs:acme:team"); !ok || got.Cluster != "c2" {
+		t.Errorf("ByPath after c1's deletion = %+v, %v; want c2", got, ok)
+	}
+	r.Delete("c2")
+	if _, ok := r.ByPath("root:orgs:acme:team"); ok {
+		t.Errorf("ByPath still answers after every cluster was deleted")
 	}
 }

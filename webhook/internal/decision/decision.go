@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -18,6 +19,7 @@ import (
 	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
 	"github.com/meshplane/meshplane/webhook/internal/mapping"
 	"github.com/meshplane/meshplane/webhook/internal/metrics"
+	"github.com/meshplane/meshplane/webhook/internal/orgs"
 	"github.com/meshplane/meshplane/webhook/internal/resources"
 	"github.com/meshplane/meshplane/webhook/internal/review"
 
@@ -26,7 +28,7 @@ import (
 
 // OpenFGA is what the decider asks of OpenFGA.
 type OpenFGA interface {
-	Check(ctx context.Context, store, model string, q mapping.Query) (bool, error)
+	Check(ctx context.Context, store, model string, q mapping.Query, fresh bool) (bool, error)
 	LatestModel(ctx context.Context, store string) (string, error)
 }
 
@@ -36,6 +38,9 @@ type Decider struct {
 	Resources *resources.Resolver
 	FGA       OpenFGA
 	Metrics   *metrics.Metrics
+	// Orgs reads root:orgs for the organizations' own reads there (nil:
+	// none are answered).
+	Orgs *orgs.Reader
 	// CacheTTL is how long a Check's answer is reused (0: no cache).
 	CacheTTL time.Duration
 	// NewClusterGrace is how long a workspace whose store is not known
@@ -46,6 +51,7 @@ type Decider struct {
 
 	models *Models
 	cache  *cache.LRUExpireCache
+	grants *grantChanges
 }
 
 // Init prepares the caches; modelRefresh is how often a store's current
@@ -53,6 +59,16 @@ type Decider struct {
 func (d *Decider) Init(modelRefresh time.Duration) {
 	d.models = NewModels(d.FGA, modelRefresh, d.Metrics)
 	d.cache = cache.NewLRUExpireCache(65536)
+	d.grants = newGrantChanges()
+}
+
+// GrantsChanged tells the decider that grants in store changed (a
+// RoleAssignment or Store was written): its cached answers for the store
+// are dropped, and for a while its Checks go past OpenFGA's caches.
+func (d *Decider) GrantsChanged(store string) {
+	if store != "" {
+		d.grants.changed(store)
+	}
 }
 
 // Result is the answer to a review.
@@ -84,6 +100,9 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 		return Result{RetryAfter: d.RetryAfter, Cache: "none",
 			Status: authorizationv1.SubjectAccessReviewStatus{Reason: "the account workspaces are being read"}}
 	case !known:
+		if name, rel, ok := orgs.Request(r.Spec.ResourceAttributes); ok && d.Orgs != nil {
+			return d.decideOrg(ctx, cluster, r.Spec.User, r.Spec.Groups, name, rel)
+		}
 		return noOpinion("logical cluster %s is no account workspace", cluster)
 	case info.StoreID == "" && time.Since(firstSeen) < d.NewClusterGrace:
 		return Result{RetryAfter: d.RetryAfter, Cache: "none",
@@ -96,10 +115,13 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 	var err error
 	if ra := r.Spec.ResourceAttributes; ra != nil {
 		if q, ok := mapping.ForSelfReview(ws, r.Spec.User, ra); ok {
-			return d.check(ctx, info, q)
+			return d.check(ctx, info, q, r.Spec.Groups)
+		}
+		if q, ok := mapping.ForLogicalCluster(ws, r.Spec.User, ra); ok {
+			return d.check(ctx, info, q, r.Spec.Groups)
 		}
 		if q, ok := mapping.ForRoleAssignment(ws, r.Spec.User, ra); ok {
-			return d.check(ctx, info, q)
+			return d.check(ctx, info, q, r.Spec.Groups)
 		}
 		if !mapping.IsResourceVerb(ra.Verb) {
 			return noOpinion("verb %q is not in the model", ra.Verb)
@@ -117,24 +139,44 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 	if err != nil {
 		return noOpinion("%v", err)
 	}
-	return d.check(ctx, info, q)
+	return d.check(ctx, info, q, r.Spec.Groups)
 }
 
-func (d *Decider) check(ctx context.Context, info clusters.Info, q mapping.Query) Result {
+// check asks OpenFGA about q with the user's groups; a model without
+// groups (an organization whose model is not updated yet) is asked
+// without them.
+func (d *Decider) check(ctx context.Context, info clusters.Info, q mapping.Query, groups []string) Result {
+	if len(groups) > 0 {
+		res := d.checkOnce(ctx, info, mapping.WithGroups(q, groups))
+		if !res.invalid {
+			return res.Result
+		}
+	}
+	return d.checkOnce(ctx, info, q).Result
+}
+
+type checked struct {
+	Result
+	// invalid: OpenFGA refused the Check as not in the model.
+	invalid bool
+}
+
+func (d *Decider) checkOnce(ctx context.Context, info clusters.Info, q mapping.Query) checked {
 	model, err := d.models.Current(ctx, info.StoreID)
 	if err != nil {
 		return d.failed(info, q, err)
 	}
-	key := info.StoreID + "|" + model + "|" + q.Key()
+	gen, fresh := d.grants.state(info.StoreID)
+	key := info.StoreID + "|" + model + "|" + strconv.FormatUint(gen, 10) + "|" + q.Key()
 	if d.CacheTTL > 0 {
 		if v, ok := d.cache.Get(key); ok {
 			d.Metrics.Cache.WithLabelValues("hit").Inc()
-			return result(v.(bool), q, "hit")
+			return checked{Result: result(v.(bool), q, "hit")}
 		}
 		d.Metrics.Cache.WithLabelValues("miss").Inc()
 	}
 	start := time.Now()
-	allowed, err := d.FGA.Check(ctx, info.StoreID, model, q)
+	allowed, err := d.FGA.Check(ctx, info.StoreID, model, q, fresh)
 	d.Metrics.OpenFGASeconds.WithLabelValues("check").Observe(time.Since(start).Seconds())
 	if err != nil {
 		return d.failed(info, q, err)
@@ -142,17 +184,17 @@ func (d *Decider) check(ctx context.Context, info clusters.Info, q mapping.Query
 	if d.CacheTTL > 0 {
 		d.cache.Add(key, allowed, d.CacheTTL)
 	}
-	return result(allowed, q, "miss")
+	return checked{Result: result(allowed, q, "miss")}
 }
 
-func (d *Decider) failed(info clusters.Info, q mapping.Query, err error) Result {
+func (d *Decider) failed(info clusters.Info, q mapping.Query, err error) checked {
 	if errors.Is(err, fgacheck.ErrInvalid) {
 		// Not in this store's model (or the store is gone): no opinion.
-		return noOpinion("%s %s %s: not in the model of store %s", q.User, q.Relation, q.Object, info.StoreID)
+		return checked{Result: noOpinion("%s %s %s: not in the model of store %s", q.User, q.Relation, q.Object, info.StoreID), invalid: true}
 	}
 	res := noOpinion("OpenFGA could not answer")
 	res.Status.EvaluationError = err.Error()
-	return res
+	return checked{Result: res}
 }
 
 func result(allowed bool, q mapping.Query, cache string) Result {

@@ -2,12 +2,14 @@ package decision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/meshplane/meshplane/apis/fga"
+	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
 	"github.com/meshplane/meshplane/webhook/internal/mapping"
 )
 
@@ -30,7 +32,7 @@ var ruleVerbs = []string{"get", "list", "watch", "create", "update", "patch", "d
 // and the discovery paths for members. Grants on single objects and
 // resources of bound APIs are not listed: the answer is then marked
 // incomplete, as kube marks a webhook's.
-func (d *Decider) Rules(ctx context.Context, b Batcher, user, cluster, namespace string) (authorizationv1.SubjectRulesReviewStatus, error) {
+func (d *Decider) Rules(ctx context.Context, b Batcher, user string, groups []string, cluster, namespace string) (authorizationv1.SubjectRulesReviewStatus, error) {
 	status := authorizationv1.SubjectRulesReviewStatus{Incomplete: true}
 	info, _, known := d.Clusters.Get(cluster)
 	if !known || info.StoreID == "" {
@@ -66,7 +68,11 @@ func (d *Decider) Rules(ctx context.Context, b Batcher, user, cluster, namespace
 	}
 	discovery, _ := mapping.ForNonResource(ws, user, &authorizationv1.NonResourceAttributes{Path: "/api", Verb: "get"})
 	qs = append(qs, discovery)
-	answers, err := b.BatchCheck(ctx, info.StoreID, model, qs)
+	answers, err := b.BatchCheck(ctx, info.StoreID, model, withGroups(qs, groups))
+	if errors.Is(err, fgacheck.ErrInvalid) && len(groups) > 0 {
+		// A model without groups: asked without them.
+		answers, err = b.BatchCheck(ctx, info.StoreID, model, qs)
+	}
 	if err != nil {
 		return status, err
 	}
@@ -95,4 +101,12 @@ func (d *Decider) Rules(ctx context.Context, b Batcher, user, cluster, namespace
 // Describe is a short text of a rules answer (for logs).
 func Describe(s authorizationv1.SubjectRulesReviewStatus) string {
 	return fmt.Sprintf("%d resource rules, %d non-resource rules", len(s.ResourceRules), len(s.NonResourceRules))
+}
+
+func withGroups(qs []mapping.Query, groups []string) []mapping.Query {
+	out := make([]mapping.Query, len(qs))
+	for i, q := range qs {
+		out[i] = mapping.WithGroups(q, groups)
+	}
+	return out
 }

@@ -83,9 +83,12 @@ func tupleKeys(ts []mapping.Tuple) []openfga.TupleKey {
 }
 
 // Check asks whether q holds in store under model (the store's newest
-// model when empty).
-func (c *Client) Check(ctx context.Context, store, model string, q mapping.Query) (bool, error) {
+// model when empty); fresh asks past OpenFGA's caches (HIGHER_CONSISTENCY).
+func (c *Client) Check(ctx context.Context, store, model string, q mapping.Query, fresh bool) (bool, error) {
 	body := openfga.CheckRequest{TupleKey: openfga.CheckRequestTupleKey{User: q.User, Relation: q.Relation, Object: q.Object}}
+	if fresh {
+		body.Consistency = openfga.CONSISTENCYPREFERENCE_HIGHER_CONSISTENCY.Ptr()
+	}
 	if len(q.Contextual) > 0 {
 		body.ContextualTuples = &openfga.ContextualTupleKeys{TupleKeys: tupleKeys(q.Contextual)}
 	}

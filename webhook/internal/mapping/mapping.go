@@ -74,6 +74,46 @@ func ForSelfReview(ws Workspace, user string, ra *authorizationv1.ResourceAttrib
 	return Query{User: fga.UserID(user), Object: ws.Account, Relation: "get"}, true
 }
 
+// ForLogicalCluster maps a read of the workspace's own LogicalCluster
+// (core.kcp.io logicalclusters "cluster", which `kubectl ws use` reads to
+// enter a workspace) to get on the account: its members may enter. ok is
+// false for anything else; writes stay RBAC's.
+func ForLogicalCluster(ws Workspace, user string, ra *authorizationv1.ResourceAttributes) (Query, bool) {
+	if ra.Group != "core.kcp.io" || ra.Resource != "logicalclusters" || ra.Subresource != "" || ra.Name != "cluster" || ra.Verb != "get" {
+		return Query{}, false
+	}
+	return Query{User: fga.UserID(user), Object: ws.Account, Relation: "get"}, true
+}
+
+// MaxGroups is how many of a user's groups a Check carries (OpenFGA takes
+// at most 100 contextual tuples; the object's place takes up to 3). A
+// group past it grants nothing (fail closed).
+const MaxGroups = 90
+
+// WithGroups returns q with the user's groups as contextual tuples
+// (group:<name> member <user>): a role granted to a group reaches its
+// members. OpenFGA does not store who is in a group; the core says so in
+// each review.
+func WithGroups(q Query, groups []string) Query {
+	if len(groups) == 0 {
+		return q
+	}
+	if len(groups) > MaxGroups {
+		groups = groups[:MaxGroups]
+	}
+	out := q
+	out.Contextual = append(make([]Tuple, 0, len(q.Contextual)+len(groups)), q.Contextual...)
+	seen := map[string]bool{}
+	for _, g := range groups {
+		if g == "" || seen[g] {
+			continue
+		}
+		seen[g] = true
+		out.Contextual = append(out.Contextual, Tuple{Object: fga.GroupID(g), Relation: fga.RelationMember, User: q.User})
+	}
+	return out
+}
+
 // roleAssignments is the grant API's resource (core.platform-mesh.io
 // RoleAssignments, in the workspace whose account they grant on).
 const roleAssignments = "core.platform-mesh.io/roleassignments"

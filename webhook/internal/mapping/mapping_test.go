@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -131,5 +132,52 @@ func TestForRoleAssignment(t *testing.T) {
 		if ok != (c.want != "") || (ok && (q.Relation != c.want || q.Object != ws.Account || q.User != "user:bob" || len(q.Contextual) > 0)) {
 			t.Errorf("%s %s.%s/%s: got %+v (%v), want relation %q on the account", c.ra.Verb, c.ra.Resource, c.ra.Group, c.ra.Subresource, q, ok, c.want)
 		}
+	}
+}
+
+func TestForLogicalCluster(t *testing.T) {
+	ws := Workspace{Cluster: "c1", Account: "core_platform-mesh_io_account:org1/team"}
+	q, ok := ForLogicalCluster(ws, "bob", &authorizationv1.ResourceAttributes{Verb: "get", Group: "core.kcp.io", Resource: "logicalclusters", Name: "cluster"})
+	if !ok || q.Object != ws.Account || q.Relation != "get" || q.User != "user:bob" {
+		t.Errorf("get of the LogicalCluster: %+v, %v", q, ok)
+	}
+	for _, ra := range []authorizationv1.ResourceAttributes{
+		{Verb: "update", Group: "core.kcp.io", Resource: "logicalclusters", Name: "cluster"},
+		{Verb: "patch", Group: "core.kcp.io", Resource: "logicalclusters", Name: "cluster", Subresource: "status"},
+		{Verb: "get", Group: "core.kcp.io", Resource: "logicalclusters", Name: "cluster", Subresource: "status"},
+		{Verb: "list", Group: "core.kcp.io", Resource: "logicalclusters"},
+		{Verb: "get", Group: "core.kcp.io", Resource: "logicalclusters", Name: "other"},
+		{Verb: "get", Group: "example.com", Resource: "logicalclusters", Name: "cluster"},
+	} {
+		if _, ok := ForLogicalCluster(ws, "bob", &ra); ok {
+			t.Errorf("%+v must not map to the LogicalCluster read", ra)
+		}
+	}
+}
+
+func TestWithGroups(t *testing.T) {
+	q := Query{User: "user:erin", Relation: "get", Object: "core_platform-mesh_io_account:o/a",
+		Contextual: []Tuple{{Object: "core_namespace:c/apps", Relation: "parent", User: "core_platform-mesh_io_account:o/a"}}}
+	got := WithGroups(q, []string{"ops", "system:authenticated", "ops", ""})
+	want := []Tuple{q.Contextual[0],
+		{Object: "group:ops", Relation: "member", User: "user:erin"},
+		{Object: "group:system|3Aauthenticated", Relation: "member", User: "user:erin"}}
+	if len(got.Contextual) != len(want) {
+		t.Fatalf("WithGroups: %+v, want %+v", got.Contextual, want)
+	}
+	for i := range want {
+		if got.Contextual[i] != want[i] {
+			t.Errorf("contextual %d: %+v, want %+v", i, got.Contextual[i], want[i])
+		}
+	}
+	if len(q.Contextual) != 1 || got.Key() == q.Key() {
+		t.Errorf("WithGroups changed its input or kept its cache key: %+v", q)
+	}
+	many := make([]string, 200)
+	for i := range many {
+		many[i] = fmt.Sprintf("g%d", i)
+	}
+	if n := len(WithGroups(Query{User: "user:x"}, many).Contextual); n != MaxGroups {
+		t.Errorf("%d groups sent, want at most %d", n, MaxGroups)
 	}
 }

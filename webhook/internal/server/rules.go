@@ -18,7 +18,7 @@ import (
 
 // RulesLister answers rules questions.
 type RulesLister interface {
-	Rules(ctx context.Context, b decision.Batcher, user, cluster, namespace string) (authorizationv1.SubjectRulesReviewStatus, error)
+	Rules(ctx context.Context, b decision.Batcher, user string, groups []string, cluster, namespace string) (authorizationv1.SubjectRulesReviewStatus, error)
 }
 
 // RulesHandler serves /rules, the core's question behind a
@@ -52,7 +52,7 @@ func RulesHandler(l RulesLister, b decision.Batcher, log logr.Logger) http.Handl
 		if r.Spec.ResourceAttributes != nil {
 			ns = r.Spec.ResourceAttributes.Namespace
 		}
-		status, err := l.Rules(req.Context(), b, r.Spec.User, r.Cluster(), ns)
+		status, err := l.Rules(req.Context(), b, r.Spec.User, r.Spec.Groups, r.Cluster(), ns)
 		if err != nil {
 			status.Incomplete, status.EvaluationError = true, err.Error()
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/meshplane/meshplane/webhook/internal/decision"
 	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
 	"github.com/meshplane/meshplane/webhook/internal/metrics"
+	"github.com/meshplane/meshplane/webhook/internal/orgs"
 	"github.com/meshplane/meshplane/webhook/internal/resources"
 )
 
@@ -52,6 +53,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	d := &decision.Decider{Clusters: reg, FGA: fgaClient, Metrics: m,
 		Resources:       &resources.Resolver{Host: c.Base.Host, HTTP: discovery, TTL: c.DiscoveryTTL},
+		Orgs:            &orgs.Reader{Host: c.Base.Host, HTTP: discovery},
 		CacheTTL:        c.DecisionCacheTTL,
 		NewClusterGrace: c.NewClusterGrace,
 		RetryAfter:      time.Second,
@@ -73,7 +75,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	log.Info("serving", "address", srv.Addr, "metrics", c.MetricsBindAddress, "openfga", c.OpenFGAURL)
 
-	go func() { errc <- c.learnClusters(ctx, reg, log.WithName("clusters")) }()
+	go func() { errc <- c.learnClusters(ctx, reg, d.GrantsChanged, log.WithName("clusters")) }()
 
 	select {
 	case <-ctx.Done():
@@ -142,8 +144,8 @@ func (c *Completed) httpsServer(d *decision.Decider, fgaClient *fgacheck.Client,
 
 // learnClusters follows the endpoint slice through the provider kit: one
 // wildcard list for the start, then the AccountInfo of every engaged
-// workspace.
-func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, log logr.Logger) error {
+// workspace; and the grants (RoleAssignments, Stores) of all of them.
+func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, grantsChanged func(store string), log logr.Logger) error {
 	scheme := runtime.NewScheme()
 	if err := corev1alpha1.AddToScheme(scheme); err != nil {
 		return err
@@ -164,6 +166,11 @@ func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, l
 	go func() {
 		if err := clusters.InitialList(ctx, kit.VirtualWorkspace, reg, log); err != nil && ctx.Err() == nil {
 			log.Error(err, "initial list of account workspaces")
+		}
+	}()
+	go func() {
+		if err := clusters.WatchGrants(ctx, kit.VirtualWorkspace, reg, grantsChanged, log); err != nil {
+			log.Error(err, "watching grants")
 		}
 	}()
 	return kit.Manager.Start(ctx)

@@ -189,7 +189,7 @@ func TestBench(t *testing.T) {
 		return q
 	}
 	rawCheck := func(name string) error {
-		ok, err := fgaClient.Check(ctx, store, modelID, q(name))
+		ok, err := fgaClient.Check(ctx, store, modelID, q(name), false)
 		if err == nil && !ok {
 			err = fmt.Errorf("raw check of %s: not allowed", name)
 		}

@@ -17,7 +17,7 @@ func TestAuthorizationWalkthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := framework.RunWalkthrough(t, doc, t.TempDir(), []string{
-		"KUBECONFIG=" + p.kubeconfig, "CORE_URL=" + p.env["CORE_URL"], "KUBECACHEDIR=" + t.TempDir(),
+		"KUBECONFIG=" + p.kubeconfig, "CORE_URL=" + p.env["CORE_URL"], "GRAPHQL_URL=" + p.env["GRAPHQL_URL"], "KUBECACHEDIR=" + t.TempDir(),
 	}, 5*time.Minute)
 	t.Logf("walk-through output (tail):\n%s", tailLines(out, 30))
 }

@@ -13,6 +13,7 @@ package logicalcluster
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/meshplane/meshplane/core/internal/authorization/privileged"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
+	"github.com/meshplane/meshplane/core/internal/virtual/lifecycle"
 )
 
 // phaseOrder orders the phases a LogicalCluster goes through.
@@ -71,6 +73,17 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	if a.GetResource().GroupResource() != corev1alpha1.Resource("logicalclusters") {
 		return nil
 	}
+	if a.GetOperation() == admission.Update && a.GetSubresource() == "status" {
+		// Through a lifecycle virtual workspace, for everybody: an
+		// initializer or terminator releases only itself.
+		this, ok1 := a.GetObject().(*corev1alpha1.LogicalCluster)
+		old, ok2 := a.GetOldObject().(*corev1alpha1.LogicalCluster)
+		if ok1 && ok2 {
+			if err := lifecycle.ValidateRelease(ctx, old, this); err != nil {
+				return err
+			}
+		}
+	}
 	if privileged.System(ctx, a.GetUserInfo()) {
 		return nil
 	}
@@ -103,6 +116,14 @@ func validateUpdate(old, this *corev1alpha1.LogicalCluster) error {
 	initializing := this.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing
 	toInitializing := old.Status.Phase != corev1alpha1.LogicalClusterPhaseInitializing && initializing
 	switch {
+	case slices.Contains(old.Finalizers, corev1alpha1.LogicalClusterFinalizerName) &&
+		!slices.Contains(this.Finalizers, corev1alpha1.LogicalClusterFinalizerName):
+		// kcp's logicalclusterfinalizer admission: the finalizer that has
+		// the system delete the cluster's content stays until it has.
+		if this.DeletionTimestamp != nil {
+			return fmt.Errorf("removing the finalizer %s is forbidden", corev1alpha1.LogicalClusterFinalizerName)
+		}
+		return fmt.Errorf("finalizer %s is required", corev1alpha1.LogicalClusterFinalizerName)
 	case !oldSpec.Equal(newSpec):
 		return fmt.Errorf("spec.initializers is immutable")
 	case !equality.Semantic.DeepEqual(old.Spec, this.Spec):

@@ -48,6 +48,7 @@ func TestValidateUpdate(t *testing.T) {
 
 func TestValidateUpdateSystemFields(t *testing.T) {
 	base := &corev1alpha1.LogicalCluster{
+		ObjectMeta: metav1.ObjectMeta{Finalizers: []string{corev1alpha1.LogicalClusterFinalizerName, "other"}},
 		Spec: corev1alpha1.LogicalClusterSpec{Owner: &corev1alpha1.LogicalClusterOwner{Resource: "workspaces", Cluster: "p", Name: "ws", UID: "u"},
 			Terminators: []corev1alpha1.LogicalClusterTerminator{"t1", "t2"}},
 		Status: corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseReady, URL: "https://shard/clusters/root:p:ws",
@@ -62,6 +63,11 @@ func TestValidateUpdateSystemFields(t *testing.T) {
 		ok     bool
 	}{
 		{"conditions only", base, func(lc *corev1alpha1.LogicalCluster) { lc.Status.Conditions = nil }, true},
+		{"the system's finalizer removed while live", base, func(lc *corev1alpha1.LogicalCluster) { lc.Finalizers = nil }, false},
+		{"the system's finalizer removed while deleted", deleting, func(lc *corev1alpha1.LogicalCluster) { lc.Finalizers = []string{"other"} }, false},
+		{"another finalizer removed while deleted", deleting, func(lc *corev1alpha1.LogicalCluster) {
+			lc.Finalizers = []string{corev1alpha1.LogicalClusterFinalizerName}
+		}, true},
 		{"spec.directlyDeletable set", base, func(lc *corev1alpha1.LogicalCluster) { lc.Spec.DirectlyDeletable = true }, false},
 		{"spec.owner changed", base, func(lc *corev1alpha1.LogicalCluster) { lc.Spec.Owner.Cluster = "victim" }, false},
 		{"spec.terminators changed", base, func(lc *corev1alpha1.LogicalCluster) { lc.Spec.Terminators = nil }, false},

@@ -166,12 +166,13 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, o admissi
 }
 
 // initializerLabelsInStep reports whether a live LogicalCluster's
-// lifecycle labels are exactly those of its remaining initializers.
+// lifecycle labels are exactly those of its remaining initializers and its
+// terminators.
 func initializerLabelsInStep(lc *corev1alpha1.LogicalCluster) bool {
 	if lc.DeletionTimestamp != nil {
 		return false
 	}
-	want := tenancy.LifecycleLabels(lc.Status.Initializers, nil)
+	want := tenancy.LifecycleLabels(lc.Status.Initializers, lc.Status.Terminators)
 	n := 0
 	for k, v := range lc.Labels {
 		if tenancy.IsLifecycleLabel(k) {

@@ -4,7 +4,9 @@
 // one of their issuers authenticates requests to the logical clusters of
 // that type, and nowhere else.
 //
-// Everything comes from informers: one JWT authenticator per
+// The type may live on another shard: its lookup (TypeGetter) and the
+// configuration sources given to Start include the replicas of the other
+// shards. Everything comes from informers: one JWT authenticator per
 // configuration, built when the configuration is added or changed and
 // stopped when it goes; per type, the union of its configurations'
 // authenticators, kept until the type or a configuration changes. A
@@ -37,6 +39,27 @@ type Clusters interface {
 	Resolve(pathOrName string) (string, bool)
 }
 
+// TypeGetter returns the WorkspaceType name of a logical cluster.
+type TypeGetter func(cluster, name string) (*tenancyv1alpha1.WorkspaceType, bool)
+
+// FromIndexer is a TypeGetter reading a WorkspaceType informer's store.
+func FromIndexer(types cache.Indexer) TypeGetter {
+	return func(cluster, name string) (*tenancyv1alpha1.WorkspaceType, bool) {
+		obj, ok, _ := types.GetByKey(kcpcache.ToClusterAwareKey(cluster, "", name))
+		if !ok {
+			return nil, false
+		}
+		wt, ok := obj.(*tenancyv1alpha1.WorkspaceType)
+		return wt, ok
+	}
+}
+
+// EventSource gives the events of WorkspaceAuthenticationConfigurations
+// (an informer, or the other shards' replica).
+type EventSource interface {
+	AddEventHandler(cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)
+}
+
 type configKey struct{ cluster, name string }
 
 type built struct {
@@ -55,7 +78,7 @@ type typeAuth struct {
 // the logical cluster comes from the request context.
 type Index struct {
 	clusters Clusters
-	types    cache.Indexer
+	types    TypeGetter
 	opts     jwt.Options
 
 	mu         sync.RWMutex
@@ -65,29 +88,34 @@ type Index struct {
 	byType     map[configKey]*typeAuth
 }
 
-// New returns an Index over the WorkspaceType informer's store; Start
-// feeds it the configurations.
-func New(clusters Clusters, types cache.Indexer, opts jwt.Options) *Index {
+// New returns an Index reading WorkspaceTypes with types; Start feeds it
+// the configurations.
+func New(clusters Clusters, types TypeGetter, opts jwt.Options) *Index {
 	return &Index{clusters: clusters, types: types, opts: opts, configs: map[configKey]*built{}, byType: map[configKey]*typeAuth{}}
 }
 
-// Start follows the configuration informer; authenticators run until ctx
-// ends.
-func (i *Index) Start(ctx context.Context, configs cache.SharedIndexInformer) error {
+// Start follows the configuration sources (keyed by their objects'
+// logical cluster, so sources of different shards do not meet);
+// authenticators run until ctx ends.
+func (i *Index) Start(ctx context.Context, sources ...EventSource) error {
 	i.mu.Lock()
 	i.ctx = ctx
 	i.mu.Unlock()
-	_, err := configs.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { i.set(obj, false) },
-		UpdateFunc: func(_, obj any) { i.set(obj, false) },
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = t.Obj
-			}
-			i.set(obj, true)
-		},
-	})
-	return err
+	for _, src := range sources {
+		if _, err := src.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { i.set(obj, false) },
+			UpdateFunc: func(_, obj any) { i.set(obj, false) },
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				i.set(obj, true)
+			},
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // set builds, replaces or stops the authenticator of a configuration.
@@ -167,11 +195,7 @@ func (i *Index) forCluster(cluster string) authenticator.Token {
 	if !ok {
 		return nil
 	}
-	obj, ok, _ := i.types.GetByKey(kcpcache.ToClusterAwareKey(typeCluster, "", typeID[sep+1:]))
-	if !ok {
-		return nil
-	}
-	wt, ok := obj.(*tenancyv1alpha1.WorkspaceType)
+	wt, ok := i.types(typeCluster, typeID[sep+1:])
 	if !ok || len(wt.Spec.AuthenticationConfigurations) == 0 {
 		return nil
 	}

@@ -76,7 +76,7 @@ func TestIndex(t *testing.T) {
 		lcs:   map[string]*corev1alpha1.LogicalCluster{"ws1": lc("ws1", "root:org:team"), "ws2": lc("ws2", "root:org:other")},
 		paths: map[string]string{"root:org": "org"},
 	}
-	i := New(cm, types.GetIndexer(), jwt.Options{})
+	i := New(cm, FromIndexer(types.GetIndexer()), jwt.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := i.Start(ctx, configs); err != nil {

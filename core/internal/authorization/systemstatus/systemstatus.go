@@ -8,15 +8,20 @@
 // is not a system identity (authorization/privileged: system:masters and
 // kcp's component groups, never impersonated), whatever RBAC grants,
 // and also writes of the status of APIExportEndpointSlices and Shards,
-// whose URLs clients follow.
+// whose URLs clients follow. kcp-admin (system:kcp:admin, not
+// impersonated) may write the status of tenancy.kcp.io objects, as kcp's
+// policy for that export grants it.
 package systemstatus
 
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
+	"github.com/meshplane/meshplane/core/internal/authorization/bootstrap"
 	"github.com/meshplane/meshplane/core/internal/authorization/privileged"
 )
 
@@ -57,8 +62,19 @@ func authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decisio
 	if privileged.System(ctx, a.GetUser()) {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
+	if r.group == "tenancy.kcp.io" && kcpAdmin(ctx, a.GetUser()) {
+		// kcp's maximal permission policy of its tenancy.kcp.io export
+		// grants kcp-admin everything of the group, status included.
+		return authorizer.DecisionNoOpinion, "", nil
+	}
 	return authorizer.DecisionDeny, fmt.Sprintf("%s status updates not permitted: the status of %s.%s is written by the system only",
 		singular(r.resource), r.resource, r.group), nil
+}
+
+// kcpAdmin reports whether u is kcp-admin (group system:kcp:admin) as
+// itself, not impersonated.
+func kcpAdmin(ctx context.Context, u user.Info) bool {
+	return u != nil && slices.Contains(u.GetGroups(), bootstrap.KCPAdminGroup) && !privileged.Impersonated(ctx)
 }
 
 func readOnly(verb string) bool {

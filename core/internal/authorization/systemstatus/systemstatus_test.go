@@ -33,6 +33,9 @@ func TestAuthorize(t *testing.T) {
 		{"tenant patches a Workspace", req(alice, "patch", "tenancy.kcp.io", "workspaces", ""), false, authorizer.DecisionNoOpinion},
 		{"tenant patches a LogicalCluster's status", req(alice, "patch", "core.kcp.io", "logicalclusters", "status"), false, authorizer.DecisionNoOpinion},
 		{"tenant patches a Namespace's status", req(alice, "patch", "", "namespaces", "status"), false, authorizer.DecisionNoOpinion},
+		{"kcp-admin patches a Workspace's status (kcp's tenancy policy grants it)", req(kcpAdmin, "patch", "tenancy.kcp.io", "workspaces", "status"), false, authorizer.DecisionNoOpinion},
+		{"impersonated kcp-admin patches a Workspace's status", req(kcpAdmin, "patch", "tenancy.kcp.io", "workspaces", "status"), true, authorizer.DecisionDeny},
+		{"kcp-admin patches an endpoint slice's status", req(kcpAdmin, "patch", "apis.kcp.io", "apiexportendpointslices", "status"), false, authorizer.DecisionDeny},
 		{"system:masters patches an APIExport's status", req(masters, "patch", "apis.kcp.io", "apiexports", "status"), false, authorizer.DecisionNoOpinion},
 		{"impersonated system:masters patches an APIExport's status", req(masters, "patch", "apis.kcp.io", "apiexports", "status"), true, authorizer.DecisionDeny},
 	} {

@@ -5,8 +5,9 @@
 //     without initializers left becomes Ready;
 //  2. reconcile_deletion.go: while terminators remain the cluster is
 //     Terminating; then Deleting: its child workspaces are deleted and
-//     awaited, everything it stores is purged, and its finalizer released
-//     so the object goes too.
+//     awaited, its content deleted and awaited (finalizers honoured,
+//     condition WorkspaceContentDeleted), what storage is left purged,
+//     and its finalizer released so the object goes too.
 //
 // Labels for the remaining initializers and terminators are kept in sync
 // on every step, for the lifecycle virtual workspaces.
@@ -35,10 +36,12 @@ type Controller struct {
 	deletion        *deletionReconciler
 }
 
-// New returns the controller. purge deletes everything a cluster stores
-// but its LogicalCluster.
+// New returns the controller. deleteContent deletes a cluster's objects
+// through their registries and says what is left; purge then deletes
+// everything a cluster stores but its LogicalCluster.
 func New(logicalClusters client.Client[*corev1alpha1.LogicalCluster], workspaces client.Client[*tenancyv1alpha1.Workspace],
-	index *tenancy.Index, purge func(ctx context.Context, cluster string) error) *Controller {
+	index *tenancy.Index, deleteContent func(ctx context.Context, cluster string) (Remaining, error),
+	purge func(ctx context.Context, cluster string) error) *Controller {
 	updateStatus := func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) error {
 		_, err := logicalClusters.UpdateStatus(ctx, cluster, "", lc.Name, lc)
 		return err
@@ -59,7 +62,8 @@ func New(logicalClusters client.Client[*corev1alpha1.LogicalCluster], workspaces
 			deleteWorkspace: func(ctx context.Context, cluster, name string) error {
 				return workspaces.Delete(ctx, cluster, "", name)
 			},
-			purge: purge,
+			deleteContent: deleteContent,
+			purge:         purge,
 			update: func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) error {
 				_, err := logicalClusters.Update(ctx, cluster, "", lc.Name, lc)
 				return err
@@ -99,7 +103,7 @@ func writeStatus(ctx context.Context, updateStatus func(context.Context, string,
 	if terminating {
 		want.Labels = tenancy.WithLifecycleLabels(want.Labels, nil, want.Status.Terminators)
 	} else {
-		want.Labels = tenancy.WithLifecycleLabels(want.Labels, want.Status.Initializers, nil)
+		want.Labels = tenancy.WithLifecycleLabels(want.Labels, want.Status.Initializers, want.Status.Terminators)
 	}
 	if reflect.DeepEqual(have.Labels, want.Labels) && have.Status.Phase == want.Status.Phase {
 		return nil

@@ -7,20 +7,28 @@ import (
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 )
 
 // deletionReconciler takes a deleted cluster through Terminating (while
-// terminators remain) and Deleting: children first, then a purge of
-// everything it stores, then its own finalizer (others' stay until their
-// owners release them).
+// terminators remain) and Deleting: children first, then its content is
+// deleted as kcp does (through the registries: finalizers are honoured,
+// namespaces are emptied by the namespace controller, APIBindings go last)
+// and awaited under the WorkspaceContentDeleted condition; then a purge of
+// whatever storage is left, then its own finalizer (others' stay until
+// their owners release them).
 type deletionReconciler struct {
 	updateStatus    func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) error
 	listWorkspaces  func(ctx context.Context, cluster string) ([]tenancyv1alpha1.Workspace, error)
 	deleteWorkspace func(ctx context.Context, cluster, name string) error
-	purge           func(ctx context.Context, cluster string) error
-	update          func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) error
+	// deleteContent deletes what the cluster holds and says what is left.
+	deleteContent func(ctx context.Context, cluster string) (Remaining, error)
+	purge         func(ctx context.Context, cluster string) error
+	update        func(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) error
 }
 
 func (r *deletionReconciler) reconcile(ctx context.Context, cluster string, lc *corev1alpha1.LogicalCluster) (time.Duration, error) {
@@ -49,6 +57,26 @@ func (r *deletionReconciler) reconcile(ctx context.Context, cluster string, lc *
 	}
 	if len(children) > 0 {
 		return time.Second, nil
+	}
+	left, err := r.deleteContent(ctx, cluster)
+	if err != nil {
+		return 0, err
+	}
+	if !left.Empty() {
+		conditions.MarkFalse(want, tenancyv1alpha1.WorkspaceContentDeleted, "SomeResourcesRemain",
+			conditionsv1alpha1.ConditionSeverityInfo, "%s", left.Message())
+	} else {
+		conditions.MarkTrue(want, tenancyv1alpha1.WorkspaceContentDeleted)
+	}
+	if !equality.Semantic.DeepEqual(lc.Status.Conditions, want.Status.Conditions) {
+		if err := r.updateStatus(ctx, cluster, want); err != nil {
+			return 0, err
+		}
+		return time.Second, nil
+	}
+	if !left.Empty() {
+		logger.V(2).Info("Waiting for the content of the logical cluster", "remaining", left.Message())
+		return 2 * time.Second, nil
 	}
 	logger.V(2).Info("Purging logical cluster")
 	if err := r.purge(ctx, cluster); err != nil {

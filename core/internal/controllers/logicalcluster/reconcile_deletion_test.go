@@ -7,6 +7,9 @@ import (
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -26,6 +29,15 @@ func TestDeletionReconciler(t *testing.T) {
 		}
 		return w
 	}
+	contentHeld := func(lc *corev1alpha1.LogicalCluster) *corev1alpha1.LogicalCluster {
+		conditions.MarkFalse(lc, tenancyv1alpha1.WorkspaceContentDeleted, "SomeResourcesRemain", conditionsv1alpha1.ConditionSeverityInfo,
+			"%s", Remaining{Objects: map[string]int{"namespaces.": 1}}.Message())
+		return lc
+	}
+	contentDeleted := func(lc *corev1alpha1.LogicalCluster) *corev1alpha1.LogicalCluster {
+		conditions.MarkTrue(lc, tenancyv1alpha1.WorkspaceContentDeleted)
+		return lc
+	}
 	tests := []struct {
 		name        string
 		lc          *corev1alpha1.LogicalCluster
@@ -34,6 +46,8 @@ func TestDeletionReconciler(t *testing.T) {
 		wantDeleted []string
 		wantPurge   bool
 		wantRequeue time.Duration
+		left        Remaining
+		wantContent metav1.ConditionStatus // WorkspaceContentDeleted written, "" for none
 	}{
 		{name: "terminators left: Terminating", lc: deleted(corev1alpha1.LogicalClusterPhaseReady, "root:t"),
 			wantPhase: corev1alpha1.LogicalClusterPhaseTerminating},
@@ -41,7 +55,14 @@ func TestDeletionReconciler(t *testing.T) {
 			wantPhase: corev1alpha1.LogicalClusterPhaseDeleting, wantRequeue: time.Millisecond},
 		{name: "children are deleted and awaited", lc: deleted(corev1alpha1.LogicalClusterPhaseDeleting),
 			children: []tenancyv1alpha1.Workspace{ws("a", false), ws("b", true)}, wantDeleted: []string{"a"}, wantRequeue: time.Second},
-		{name: "no children: purge and release", lc: deleted(corev1alpha1.LogicalClusterPhaseDeleting), wantPurge: true},
+		{name: "content left: condition False", lc: deleted(corev1alpha1.LogicalClusterPhaseDeleting),
+			left:        Remaining{Objects: map[string]int{"namespaces.": 1}, Finalizers: map[string]int{}},
+			wantContent: metav1.ConditionFalse, wantRequeue: time.Second},
+		{name: "content still left: wait", lc: contentHeld(deleted(corev1alpha1.LogicalClusterPhaseDeleting)),
+			left: Remaining{Objects: map[string]int{"namespaces.": 1}, Finalizers: map[string]int{}}, wantRequeue: 2 * time.Second},
+		{name: "content gone: condition True", lc: contentHeld(deleted(corev1alpha1.LogicalClusterPhaseDeleting)),
+			wantContent: metav1.ConditionTrue, wantRequeue: time.Second},
+		{name: "no children, no content: purge and release", lc: contentDeleted(deleted(corev1alpha1.LogicalClusterPhaseDeleting)), wantPurge: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +76,13 @@ func TestDeletionReconciler(t *testing.T) {
 				},
 				deleteWorkspace: func(_ context.Context, _, name string) error { deletedNames = append(deletedNames, name); return nil },
 				purge:           func(context.Context, string) error { purged = true; return nil },
-				update:          func(_ context.Context, _ string, lc *corev1alpha1.LogicalCluster) error { updated = lc; return nil },
+				deleteContent: func(context.Context, string) (Remaining, error) {
+					if tt.left.Objects == nil {
+						return NewRemaining(), nil
+					}
+					return tt.left, nil
+				},
+				update: func(_ context.Context, _ string, lc *corev1alpha1.LogicalCluster) error { updated = lc; return nil },
 			}
 			requeue, err := r.reconcile(context.Background(), "c1", tt.lc)
 			if err != nil {
@@ -63,6 +90,12 @@ func TestDeletionReconciler(t *testing.T) {
 			}
 			if requeue != tt.wantRequeue {
 				t.Errorf("requeue = %v, want %v", requeue, tt.wantRequeue)
+			}
+			if tt.wantContent != "" {
+				if status == nil || conditions.Get(status, tenancyv1alpha1.WorkspaceContentDeleted) == nil || conditions.Get(status, tenancyv1alpha1.WorkspaceContentDeleted).Status != corev1.ConditionStatus(tt.wantContent) {
+					t.Errorf("status written = %v, want %s %s", status, tenancyv1alpha1.WorkspaceContentDeleted, tt.wantContent)
+				}
+				return
 			}
 			switch {
 			case tt.wantPhase == "" && status != nil:

@@ -28,6 +28,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshplane/meshplane/core/internal/reconciler/client"
@@ -117,8 +118,8 @@ func New(workspaces client.Client[*tenancyv1alpha1.Workspace], logicalClusters c
 		phase:  &phaseReconciler{getLogicalCluster: getLC, updateStatus: updateStatus},
 	}
 	if shards != nil {
-		c.scheduling.pickShard = func(ctx context.Context, ws *tenancyv1alpha1.Workspace) (string, string, error) {
-			sh, err := shards.Pick(ctx, ws)
+		c.scheduling.pickShard = func(ctx context.Context, ws *tenancyv1alpha1.Workspace, cluster string, typeSelector labels.Selector) (string, string, error) {
+			sh, err := shards.Pick(ctx, ws, cluster, typeSelector)
 			if err != nil {
 				return "", "", err
 			}

@@ -7,14 +7,19 @@ import (
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
-// deletionReconciler deletes a deleted Workspace's LogicalCluster, reports
-// Terminating while it goes, then releases the Workspace's finalizer. A
+// deletionReconciler deletes a deleted Workspace's LogicalCluster and
+// reports, as kcp, Terminating while terminators remain and Deleting after,
+// with the LogicalCluster's terminators and WorkspaceContentDeleted
+// condition (which objects and finalizers hold it); once the
+// LogicalCluster is gone it releases the Workspace's finalizer. A
 // LogicalCluster whose spec.owner names another Workspace (or none) is
 // not this Workspace's to delete, whatever its spec.cluster says: it is
 // left alone.
@@ -38,11 +43,17 @@ func (r *deletionReconciler) reconcile(ctx context.Context, parent string, ws *t
 					return 0, err
 				}
 			}
-			if ws.Status.Phase != corev1alpha1.LogicalClusterPhaseTerminating {
-				ws = ws.DeepCopy()
-				ws.Status.Phase = corev1alpha1.LogicalClusterPhaseTerminating
-				ws.Status.Terminators = lc.Status.Terminators
-				return time.Second, r.updateStatus(ctx, parent, ws)
+			want := ws.DeepCopy()
+			want.Status.Terminators = lc.Status.Terminators
+			want.Status.Phase = corev1alpha1.LogicalClusterPhaseDeleting
+			if len(lc.Status.Terminators) > 0 {
+				want.Status.Phase = corev1alpha1.LogicalClusterPhaseTerminating
+			}
+			if c := conditions.Get(lc, tenancyv1alpha1.WorkspaceContentDeleted); c != nil {
+				conditions.Set(want, c)
+			}
+			if !equality.Semantic.DeepEqual(ws.Status, want.Status) {
+				return time.Second, r.updateStatus(ctx, parent, want)
 			}
 			return 2 * time.Second, nil
 		case !apierrors.IsNotFound(err):

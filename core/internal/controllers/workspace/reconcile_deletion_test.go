@@ -8,6 +8,8 @@ import (
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -21,6 +23,13 @@ func TestDeletionReconciler(t *testing.T) {
 	// and one no Workspace owns (a home workspace's).
 	foreign := live.DeepCopy()
 	foreign.Spec.Owner.Cluster, foreign.Spec.Owner.UID = "victim-org", "uid-victim"
+	holding := going.DeepCopy()
+	holding.Status.Terminators = nil
+	conditions.MarkFalse(holding, tenancyv1alpha1.WorkspaceContentDeleted, "SomeResourcesRemain", conditionsv1alpha1.ConditionSeverityInfo, "held")
+	terminating := func(ws *tenancyv1alpha1.Workspace) *tenancyv1alpha1.Workspace {
+		ws.Status.Terminators = going.Status.Terminators
+		return ws
+	}
 	home := live.DeepCopy()
 	home.Spec.Owner = nil
 	tests := []struct {
@@ -34,8 +43,10 @@ func TestDeletionReconciler(t *testing.T) {
 	}{
 		{name: "live cluster is deleted, workspace Terminating", ws: workspace("c1", corev1alpha1.LogicalClusterPhaseReady, true), lc: live,
 			wantDeleteLC: true, wantPhase: corev1alpha1.LogicalClusterPhaseTerminating, wantRequeue: time.Second},
-		{name: "cluster going: wait", ws: workspace("c1", corev1alpha1.LogicalClusterPhaseTerminating, true), lc: going,
+		{name: "cluster going: wait", ws: terminating(workspace("c1", corev1alpha1.LogicalClusterPhaseTerminating, true)), lc: going,
 			wantRequeue: 2 * time.Second},
+		{name: "cluster going without terminators: Deleting, content condition mirrored", ws: terminating(workspace("c1", corev1alpha1.LogicalClusterPhaseTerminating, true)),
+			lc: holding, wantPhase: corev1alpha1.LogicalClusterPhaseDeleting, wantRequeue: time.Second},
 		{name: "cluster gone: release finalizer", ws: workspace("c1", corev1alpha1.LogicalClusterPhaseTerminating, true),
 			wantFinalizer: true},
 		{name: "never scheduled: release finalizer", ws: workspace("", "", true), wantFinalizer: true},
@@ -73,6 +84,9 @@ func TestDeletionReconciler(t *testing.T) {
 			}
 			if got := rec.status != nil && rec.status.Status.Phase == tt.wantPhase; tt.wantPhase != "" && !got {
 				t.Errorf("status written = %v, want phase %s", rec.status, tt.wantPhase)
+			}
+			if tt.lc == holding && (rec.status == nil || !conditions.IsFalse(rec.status, tenancyv1alpha1.WorkspaceContentDeleted)) {
+				t.Errorf("status written = %v, want condition %s False mirrored", rec.status, tenancyv1alpha1.WorkspaceContentDeleted)
 			}
 			if tt.wantPhase == "" && rec.status != nil {
 				t.Errorf("status written with phase %s, want none", rec.status.Status.Phase)

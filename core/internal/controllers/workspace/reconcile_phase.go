@@ -33,7 +33,10 @@ func (r *phaseReconciler) reconcile(ctx context.Context, parent string, ws *tena
 	}
 	phase := lc.Status.Phase
 	if lc.DeletionTimestamp != nil {
-		phase = corev1alpha1.LogicalClusterPhaseTerminating
+		phase = corev1alpha1.LogicalClusterPhaseDeleting
+		if len(lc.Status.Terminators) > 0 {
+			phase = corev1alpha1.LogicalClusterPhaseTerminating
+		}
 	} else if phase == corev1alpha1.LogicalClusterPhaseInitializing && len(lc.Status.Initializers) == 0 {
 		// The last initializer is gone; the logicalcluster controller
 		// makes the cluster Ready next, and that is mirrored (one status

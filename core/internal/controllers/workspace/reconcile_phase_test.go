@@ -41,8 +41,8 @@ func TestPhaseReconciler(t *testing.T) {
 			lc(corev1alpha1.LogicalClusterPhaseInitializing, false, "root:universal"), corev1alpha1.LogicalClusterPhaseInitializing},
 		{"last initializer gone: no write until the cluster is Ready", initializing("c1", "root:universal"),
 			lc(corev1alpha1.LogicalClusterPhaseInitializing, false), ""},
-		{"cluster being deleted: Terminating", workspace("c1", corev1alpha1.LogicalClusterPhaseReady, false),
-			lc(corev1alpha1.LogicalClusterPhaseReady, true), corev1alpha1.LogicalClusterPhaseTerminating},
+		{"cluster being deleted without terminators: Deleting, as kcp", workspace("c1", corev1alpha1.LogicalClusterPhaseReady, false),
+			lc(corev1alpha1.LogicalClusterPhaseReady, true), corev1alpha1.LogicalClusterPhaseDeleting},
 		{"cluster gone: no write", workspace("c1", corev1alpha1.LogicalClusterPhaseReady, false), nil, ""},
 	}
 	for _, tt := range tests {

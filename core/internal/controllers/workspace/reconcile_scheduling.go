@@ -11,6 +11,7 @@ import (
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/internal/sharding"
@@ -33,7 +34,10 @@ type schedulingReconciler struct {
 	externalURL  string
 	// pickShard, when set, chooses the shard (name and external URL) of
 	// a new workspace; without it every workspace is on this server.
-	pickShard func(ctx context.Context, ws *tenancyv1alpha1.Workspace) (name, externalURL string, err error)
+	// cluster is the workspace's logical cluster; typeSelector, nil
+	// or the selectors of the type and the types it extends
+	// (sharding.TypeSelectorAnnotation).
+	pickShard func(ctx context.Context, ws *tenancyv1alpha1.Workspace, cluster string, typeSelector labels.Selector) (name, externalURL string, err error)
 }
 
 func (r *schedulingReconciler) reconcile(ctx context.Context, parent string, ws *tenancyv1alpha1.Workspace) error {
@@ -54,7 +58,15 @@ func (r *schedulingReconciler) reconcile(ctx context.Context, parent string, ws 
 	path := parentPath + ":" + ws.Name
 	shard, externalURL := tenancy.ShardName, r.externalURL
 	if r.pickShard != nil {
-		if shard, externalURL, err = r.pickShard(ctx, ws); err != nil {
+		types := make([]*tenancyv1alpha1.WorkspaceType, 0, len(aliases))
+		for _, a := range aliases {
+			types = append(types, a.WorkspaceType)
+		}
+		typeSelector, err := sharding.TypeSelector(types)
+		if err != nil {
+			return r.unschedulable(ctx, parent, ws, &sharding.NoShardError{Selector: err.Error()})
+		}
+		if shard, externalURL, err = r.pickShard(ctx, ws, cluster, typeSelector); err != nil {
 			return r.unschedulable(ctx, parent, ws, err)
 		}
 		ctx = sharding.WithShard(ctx, shard)

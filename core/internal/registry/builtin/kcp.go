@@ -75,8 +75,11 @@ var kcpResources = []resource{
 		categories: []string{"kcp"}, hasStatus: true, statusOnCreate: true, nameFn: apivalidation.NameIsDNSSubdomain,
 		// Initializers releasing a workspace at once do not conflict.
 		rebaseStatus: lifecycle.RebaseRelease,
-		newFunc:      func() runtime.Object { return &corev1alpha1.LogicalCluster{} },
-		newList:      func() runtime.Object { return &corev1alpha1.LogicalClusterList{} },
+		// The terminating virtual workspace shows deleted clusters only.
+		filterList:  lifecycle.FilterList,
+		filterWatch: lifecycle.FilterWatch,
+		newFunc:     func() runtime.Object { return &corev1alpha1.LogicalCluster{} },
+		newList:     func() runtime.Object { return &corev1alpha1.LogicalClusterList{} },
 		columns: []column{
 			{"Phase", "string", func(o runtime.Object) any { return string(o.(*corev1alpha1.LogicalCluster).Status.Phase) }},
 			{"URL", "string", func(o runtime.Object) any { return o.(*corev1alpha1.LogicalCluster).Status.URL }},

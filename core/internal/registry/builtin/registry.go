@@ -6,9 +6,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -59,7 +61,8 @@ func NewStorage(opts generic.RESTOptionsGetter) (Storage, error) {
 			return nil, err
 		}
 		for _, gv := range append([]schema.GroupVersion{r.gv}, r.alsoIn...) {
-			out.add(gv, r.plural, &named{Store: store, shortNames: r.shortNames, categories: r.categories})
+			out.add(gv, r.plural, &named{Store: store, shortNames: r.shortNames, categories: r.categories,
+				filterList: r.filterList, filterWatch: r.filterWatch})
 			if r.hasStatus {
 				status := newStatus(store, st.statusStrategy())
 				status.rebase = r.rebaseStatus
@@ -115,11 +118,32 @@ func newStore(r resource, opts generic.RESTOptionsGetter) (*genericregistry.Stor
 	return store, s, nil
 }
 
-// named adds short names and categories to a store, for discovery.
+// named adds short names and categories to a store, for discovery, and
+// the resource's list and watch filters.
 type named struct {
 	*genericregistry.Store
-	shortNames []string
-	categories []string
+	shortNames  []string
+	categories  []string
+	filterList  func(ctx context.Context, list runtime.Object) (runtime.Object, error)
+	filterWatch func(ctx context.Context, w watch.Interface) watch.Interface
+}
+
+// List implements rest.Lister, through the resource's filter.
+func (n *named) List(ctx context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
+	out, err := n.Store.List(ctx, opts)
+	if err != nil || n.filterList == nil {
+		return out, err
+	}
+	return n.filterList(ctx, out)
+}
+
+// Watch implements rest.Watcher, through the resource's filter.
+func (n *named) Watch(ctx context.Context, opts *metainternalversion.ListOptions) (watch.Interface, error) {
+	w, err := n.Store.Watch(ctx, opts)
+	if err != nil || n.filterWatch == nil {
+		return w, err
+	}
+	return n.filterWatch(ctx, w), nil
 }
 
 func (n *named) ShortNames() []string { return n.shortNames }

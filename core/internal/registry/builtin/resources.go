@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/meshplane/meshplane/core/internal/quota"
 )
@@ -42,11 +43,15 @@ type resource struct {
 	// the stored one (current) instead of refusing it with a conflict; it
 	// returns updated when it does not.
 	rebaseStatus func(ctx context.Context, current, updated runtime.Object) runtime.Object
-	newFunc      func() runtime.Object
-	newList      func() runtime.Object
-	nameFn       apivalidation.ValidateNameFunc
-	defaults     func(obj runtime.Object)
-	validate     func(obj runtime.Object) field.ErrorList
+	// filterList and filterWatch narrow what a list or watch shows,
+	// depending on the request (a virtual workspace's filter).
+	filterList  func(ctx context.Context, list runtime.Object) (runtime.Object, error)
+	filterWatch func(ctx context.Context, w watch.Interface) watch.Interface
+	newFunc     func() runtime.Object
+	newList     func() runtime.Object
+	nameFn      apivalidation.ValidateNameFunc
+	defaults    func(obj runtime.Object)
+	validate    func(obj runtime.Object) field.ErrorList
 	// validateSpec checks the spec on creates and updates but not on
 	// status writes, which keep the stored spec (one stored before a
 	// rule was added must not block them).

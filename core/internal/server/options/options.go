@@ -29,6 +29,10 @@ type Options struct {
 	ExternalHostname                      string
 	TokenAuthFile                         string
 	ClientCAFile                          string
+	// TLSCertFile and TLSPrivateKeyFile are the serving certificate and key
+	// (kcp's and kube-apiserver's flags), re-read when they change; empty:
+	// <root-directory>/apiserver.crt and .key, made on first start.
+	TLSCertFile, TLSPrivateKeyFile string
 	// AuthenticationConfig is kube-apiserver's structured authentication
 	// configuration file (JWT issuers), reloaded when it changes.
 	AuthenticationConfig string
@@ -145,6 +149,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "CSV file of static bearer tokens: token,user,uid,\"group1,group2\".")
 	fs.StringVar(&o.AuthenticationConfig, "authentication-config", o.AuthenticationConfig,
 		"File with an AuthenticationConfiguration (apiserver.config.k8s.io v1, v1beta1 or v1alpha1): JWT issuers (OIDC) whose tokens authenticate users, as kube-apiserver's flag; reloaded when the file changes.")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile,
+		"File with the serving certificate (PEM; intermediates after it), e.g. one cert-manager manages; re-read when it changes. Default <root-directory>/apiserver.crt, signed by the root directory's CA on first start.")
+	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "File with the key of --tls-cert-file.")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that signs accepted x509 client certificates (CN = user, O = groups).")
 	fs.StringVar(&o.ShardName, "shard-name", o.ShardName, "Name of this shard; a shard other than root needs --root-shard-kubeconfig and registers itself in root.")
 	fs.StringVar(&o.RootShardKubeconfig, "root-shard-kubeconfig", o.RootShardKubeconfig,
@@ -216,6 +223,9 @@ func (o *Options) Validate() []error {
 	if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
 		errs = append(errs, fmt.Errorf("--etcd-certfile and --etcd-keyfile go together"))
 	}
+	if (o.TLSCertFile == "") != (o.TLSPrivateKeyFile == "") {
+		errs = append(errs, fmt.Errorf("--tls-cert-file and --tls-private-key-file go together"))
+	}
 	if o.ShardName == "" {
 		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))
 	}
@@ -263,7 +273,9 @@ func (o *Options) Validate() []error {
 		"--authorization-webhook-config-file": o.AuthorizationWebhookConfigFile,
 		"--root-shard-kubeconfig":             o.RootShardKubeconfig,
 		"--requestheader-client-ca-file":      o.RequestHeaderClientCAFile,
-		"--service-account-signing-key-file":  o.ServiceAccountSigningKeyFile} {
+		"--service-account-signing-key-file":  o.ServiceAccountSigningKeyFile,
+		"--tls-cert-file":                     o.TLSCertFile,
+		"--tls-private-key-file":              o.TLSPrivateKeyFile} {
 		if f == "" {
 			continue
 		}
@@ -315,8 +327,11 @@ func (o *Options) Complete() (*Completed, error) {
 		c.ShardExternalURL = c.ShardBaseURL
 	}
 	c.ShardExternalURL = strings.TrimSuffix(c.ShardExternalURL, "/")
-	if c.RootShardKubeconfig != "" {
-		if c.RootShardKubeconfig, err = filepath.Abs(c.RootShardKubeconfig); err != nil {
+	for _, f := range []*string{&c.RootShardKubeconfig, &c.TLSCertFile, &c.TLSPrivateKeyFile} {
+		if *f == "" {
+			continue
+		}
+		if *f, err = filepath.Abs(*f); err != nil {
 			return nil, err
 		}
 	}

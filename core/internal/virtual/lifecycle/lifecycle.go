@@ -116,6 +116,10 @@ func WithVirtualWorkspaces(handler http.Handler) http.Handler {
 			q.Set("labelSelector", sel)
 			u.RawQuery = q.Encode()
 		}
+		if v, ok := writeNotSupported(r.Method, u.Path); ok {
+			fail(w, r, methodNotSupported(v))
+			return
+		}
 		r = r.WithContext(context.WithValue(r.Context(), contextKey{}, t))
 		r.URL = &u
 		r.RequestURI = u.RequestURI()

@@ -15,7 +15,8 @@ import (
 // read but not written (kcp's tenancy maximal permission policy; the
 // slices' endpoints are Meshplane's addition). Before the fix he could
 // forge an export's identityHash or a type's virtual workspace URLs.
-// kcp-admin is refused as in kcp; system:masters is not.
+// kcp-admin is refused as in kcp (but for tenancy.kcp.io, which kcp's
+// policy of that export grants it); system:masters is not.
 func TestSystemOnlyStatus(t *testing.T) {
 	tn := twoTenants(t)
 	s := tn.s
@@ -72,6 +73,7 @@ spec: {reference: {export: {path: `+tn.bob.Path+`, name: myexport}}}
 		{"bob reading a WorkspaceType's status subresource", bob, "GET", "/apis/tenancy.kcp.io/v1alpha1/workspacetypes/mytype/status", http.StatusOK},
 		{"kcp-admin patching an APIExport's status", kcpAdmin, "PATCH", "/apis/apis.kcp.io/v1alpha2/apiexports/myexport/status", http.StatusForbidden},
 		{"system:masters patching an APIExport's status", s.AdminToken(t), "PATCH", "/apis/apis.kcp.io/v1alpha2/apiexports/myexport/status", http.StatusOK},
+		{"kcp-admin patching a Workspace's status (kcp's tenancy policy grants kcp-admin the group)", kcpAdmin, "PATCH", "/apis/tenancy.kcp.io/v1alpha1/workspaces/team/status", http.StatusOK},
 		{"system:masters patching a WorkspaceType's status", s.AdminToken(t), "PATCH", "/apis/tenancy.kcp.io/v1alpha1/workspacetypes/mytype/status", http.StatusOK},
 	} {
 		var body []byte

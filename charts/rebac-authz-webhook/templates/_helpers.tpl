@@ -1,0 +1,145 @@
+{{/* Names: every object of this chart is <release>-<component>. */}}
+{{- define "rebac.fullname" -}}
+{{- printf "%s-%s" .Release.Name "rebac-authz-webhook" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* A sibling component's object name (same release). */}}
+{{- define "rebac.sibling" -}}
+{{- printf "%s-%s" .root.Release.Name .name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "rebac.selectorLabels" -}}
+app.kubernetes.io/name: rebac-authz-webhook
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "rebac.labels" -}}
+{{ include "rebac.selectorLabels" . }}
+app.kubernetes.io/part-of: meshplane
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* global.<key>, or def when unset. */}}
+{{- define "rebac.global" -}}
+{{- $g := .root.Values.global | default dict -}}
+{{- if hasKey $g .key -}}{{- index $g .key -}}{{- else -}}{{- .default -}}{{- end -}}
+{{- end -}}
+
+{{/* image: registry/repository:tag[@digest]; registry and tag fall back to
+global.image and then to ghcr.io/meshplane and the chart's appVersion. */}}
+{{- define "rebac.image" -}}
+{{- $img := .image -}}
+{{- $g := (.root.Values.global | default dict).image | default dict -}}
+{{- $registry := $img.registry | default $g.registry | default "ghcr.io/meshplane" -}}
+{{- $tag := $img.tag | default $g.tag | default .root.Chart.AppVersion -}}
+{{- printf "%s/%s:%s" $registry $img.repository $tag -}}
+{{- if $img.digest -}}@{{ $img.digest }}{{- end -}}
+{{- end -}}
+
+{{- define "rebac.pullPolicy" -}}
+{{- $g := (.root.Values.global | default dict).image | default dict -}}
+{{- .image.pullPolicy | default $g.pullPolicy | default "IfNotPresent" -}}
+{{- end -}}
+
+{{- define "rebac.imagePullSecrets" -}}
+{{- $g := (.Values.global | default dict).image | default dict -}}
+{{- $s := concat (.Values.imagePullSecrets | default list) ($g.pullSecrets | default list) -}}
+{{- if $s }}
+imagePullSecrets:
+{{- range $s }}
+  - name: {{ . }}
+{{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/* The pod's securityContext: non-root (the images' user 65532), seccomp
+RuntimeDefault; values.podSecurityContext is merged over it. */}}
+{{- define "rebac.podSecurityContext" -}}
+{{- $d := dict "runAsNonRoot" true "runAsUser" 65532 "runAsGroup" 65532 "fsGroup" 65532 "seccompProfile" (dict "type" "RuntimeDefault") -}}
+{{- toYaml (mergeOverwrite $d (.Values.podSecurityContext | default dict)) -}}
+{{- end -}}
+
+{{/* A container's securityContext: read-only root filesystem, no privilege
+escalation, no capabilities. */}}
+{{- define "rebac.securityContext" -}}
+{{- $d := dict "runAsNonRoot" true "allowPrivilegeEscalation" false "readOnlyRootFilesystem" true "capabilities" (dict "drop" (list "ALL")) "seccompProfile" (dict "type" "RuntimeDefault") -}}
+{{- toYaml (mergeOverwrite $d (.Values.securityContext | default dict)) -}}
+{{- end -}}
+
+{{/* Scheduling fields shared by every pod of the chart. */}}
+{{- define "rebac.scheduling" -}}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{/* Does the cluster serve ServiceMonitors (and do values want them)? */}}
+{{- define "rebac.serviceMonitor" -}}
+{{- if and .Values.serviceMonitor.enabled (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor") -}}true{{- end -}}
+{{- end -}}
+
+{{/* OpenFGA's HTTP API: global.openfga.url, else the release's OpenFGA. */}}
+{{- define "rebac.openfgaURL" -}}
+{{- $g := (.Values.global | default dict).openfga | default dict -}}
+{{- $g.url | default (printf "http://%s-openfga.%s.svc:8080" .Release.Name .Release.Namespace) -}}
+{{- end -}}
+
+{{/* The Secret (name, key) of OpenFGA's preshared key. */}}
+{{- define "rebac.openfgaKeySecret" -}}
+{{- $g := (.Values.global | default dict).openfga | default dict -}}
+{{- $s := $g.keySecret | default dict -}}
+{{- toJson (dict "name" ($s.name | default (printf "%s-openfga-key" .Release.Name)) "key" ($s.key | default "key")) -}}
+{{- end -}}
+
+{{/* An init container that copies OpenFGA's key into a memory volume as a
+file of mode 0600 owned by the pod's user: the clients refuse a key file
+others may read, and a Secret volume's files are group-readable. */}}
+{{- define "rebac.keyFileInit" -}}
+- name: openfga-key
+  image: {{ include "rebac.image" (dict "root" . "image" .Values.keyFileImage) }}
+  imagePullPolicy: {{ include "rebac.pullPolicy" (dict "root" . "image" .Values.keyFileImage) }}
+  args:
+    - key-file
+    - --from=/etc/meshplane/openfga-key/key
+    - --to=/run/meshplane/openfga/key
+  resources:
+    requests: {cpu: 10m, memory: 16Mi}
+    limits: {memory: 64Mi}
+  securityContext:
+    {{- include "rebac.securityContext" . | nindent 4 }}
+  volumeMounts:
+    - name: openfga-key-secret
+      mountPath: /etc/meshplane/openfga-key
+      readOnly: true
+    - name: openfga-key
+      mountPath: /run/meshplane/openfga
+{{- end -}}
+
+{{- define "rebac.keyFileVolumes" -}}
+{{- $s := include "rebac.openfgaKeySecret" . | fromJson -}}
+- name: openfga-key-secret
+  secret:
+    secretName: {{ $s.name }}
+    defaultMode: 0400
+    items:
+      - key: {{ $s.key }}
+        path: key
+- name: openfga-key
+  emptyDir:
+    medium: Memory
+    sizeLimit: 1Mi
+{{- end -}}

@@ -1,0 +1,50 @@
+package decision
+
+import (
+	"context"
+	"fmt"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+
+	"github.com/meshplane/meshplane/apis/fga"
+	"github.com/meshplane/meshplane/webhook/internal/mapping"
+	"github.com/meshplane/meshplane/webhook/internal/orgs"
+)
+
+// decideOrg answers a request on the organization name in cluster, when
+// cluster is root:orgs: a read of its Account or Workspace by name
+// (relation get) or the deletion of its Account (relation delete).
+// Allowed for its founder (the Account's creator, its owner from its
+// creation on, before its store exists) and for whoever the
+// organization's model gives the relation on its Account: owners and
+// members read, owners delete. Listing root:orgs is not answered: RBAC
+// refuses it, so no tenant learns another organization's name, creator
+// or cluster.
+func (d *Decider) decideOrg(ctx context.Context, cluster, user string, groups []string, name, relation string) Result {
+	orgsCluster, err := d.Orgs.Cluster(ctx)
+	if err != nil {
+		res := noOpinion("reading %s", orgs.Path)
+		res.Status.EvaluationError = err.Error()
+		return res
+	}
+	if cluster != orgsCluster {
+		return noOpinion("logical cluster %s is no account workspace", cluster)
+	}
+	founder, found, err := d.Orgs.Founder(ctx, cluster, name)
+	switch {
+	case err != nil:
+		res := noOpinion("reading organization %s", name)
+		res.Status.EvaluationError = err.Error()
+		return res
+	case !found:
+		return noOpinion("no organization %s", name)
+	case founder != "" && founder == user:
+		return Result{Cache: "none", Status: authorizationv1.SubjectAccessReviewStatus{Allowed: true,
+			Reason: fmt.Sprintf("%s founded organization %s", user, name)}}
+	}
+	info, ok := d.Clusters.ByPath(orgs.Path + ":" + name)
+	if !ok || info.StoreID == "" || info.OriginCluster != cluster || info.Account != name {
+		return noOpinion("organization %s has no store yet", name)
+	}
+	return d.check(ctx, info, mapping.Query{User: fga.UserID(user), Object: fga.AccountObject(cluster, name), Relation: relation}, groups)
+}
