@@ -26,6 +26,7 @@ func TestTenantIsolation(t *testing.T) {
 
 	probes := p.accessProbes(tn)
 	probes = append(probes, p.wildcardProbes(tn)...)
+	probes = append(probes, p.wrongShardProbes(tn)...)
 	probes = append(probes, p.oddNameProbes(tn)...)
 	probes = append(probes, p.sharedProbes(tn)...)
 	probes = append(probes, p.impersonationProbes(tn)...)
@@ -51,7 +52,7 @@ func TestTenantIsolation(t *testing.T) {
 // are meant for, through every way of naming a workspace the probes use.
 func (p *platform) controls(t *testing.T, ctx context.Context, tn *tenants) {
 	t.Helper()
-	for _, o := range []*org{tn.acme, tn.bob} {
+	for _, o := range tn.orgs() {
 		for _, w := range []ws{o.orgWS(), o.accountWS()} {
 			for _, addr := range p.addressings(w)[:4] {
 				for _, op := range readOps {
