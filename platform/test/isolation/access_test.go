@@ -84,7 +84,8 @@ func otherShard(shard string) string {
 
 // addressings are the ways to name a workspace: by path and by logical
 // cluster, through the front proxy, its own shard and the other shard.
-// The last two are ghosts: the other shard does not hold the cluster.
+// The last two are ghosts: the other shard does not hold the cluster and
+// refuses it.
 func (p *platform) addressings(w ws) []addressing {
 	return []addressing{
 		{"by path through the front proxy", p.proxy + "/clusters/" + w.path, false},
@@ -111,33 +112,34 @@ type addressing struct {
 // acme's, which may only view, reads secrets in its own.
 func (p *platform) accessProbes(tn *tenants) []probe {
 	var probes []probe
-	for _, pair := range [][2]*org{{tn.acme, tn.bob}, {tn.bob, tn.acme}} {
+	attacked := map[*org]bool{}
+	for _, pair := range tn.pairs() {
 		victim, other := pair[0], pair[1]
 		outsiders := []attacker{
 			{other.owner + " (owner of " + other.name + ")", other.ownerToken},
 			{other.member + " (member of " + other.name + ")", other.memberToken},
 			{other.name + "'s ServiceAccount", other.saToken},
-			{"oidc-eve (no organization)", tn.eveToken},
-			{"anonymous", ""},
 		}
+		if !attacked[victim] {
+			outsiders = append(outsiders, attacker{"oidc-eve (no organization)", tn.eveToken}, attacker{"anonymous", ""})
+		}
+		again := attacked[victim]
+		attacked[victim] = true
 		for _, w := range []ws{victim.orgWS(), victim.accountWS()} {
 			for _, addr := range p.addressings(w) {
 				for _, a := range outsiders {
 					for _, o := range readOps {
-						what, c := o.what+" in "+w.path+" "+addr.how, call{method: o.method, url: addr.base + o.path}
-						if addr.ghost {
-							// A shard answers for a logical cluster it does
-							// not hold as for an empty one: nothing of the
-							// victim may come back.
-							probes = append(probes, p.noVictimData("access", a.name, a.token, what, c, append(victim.markers(), victim.storeID)))
-							continue
-						}
-						probes = append(probes, p.refused("access", a.name, a.token, what, c))
+						// On the other shard too (a ghost): a shard refuses
+						// a logical cluster it does not host.
+						probes = append(probes, p.refused("access", a.name, a.token, o.what+" in "+w.path+" "+addr.how, call{method: o.method, url: addr.base + o.path}))
 					}
 					for _, o := range writeOps(a.name) {
 						probes = append(probes, p.refused("access", a.name, a.token, o.what+" in "+w.path+" "+addr.how,
 							call{method: o.method, url: addr.base + o.path, body: o.body}))
 					}
+				}
+				if again {
+					continue // the victim's own member and ServiceAccount: once
 				}
 				member := attacker{victim.member + " (member of " + victim.name + ")", victim.memberToken}
 				for _, o := range writeOps(victim.member) {
@@ -153,12 +155,7 @@ func (p *platform) accessProbes(tn *tenants) []probe {
 					ops = append(readOps[:3:3], writeOps(victim.sa)...) // view: no secrets, no writes
 				}
 				for _, o := range ops {
-					what, c := o.what+" in "+w.path+" "+addr.how, call{method: o.method, url: addr.base + o.path, body: o.body}
-					if addr.ghost && o.method == http.MethodGet {
-						probes = append(probes, p.noVictimData("access", sa.name, sa.token, what, c, append(victim.markers(), victim.storeID)))
-						continue
-					}
-					probes = append(probes, p.refused("access", sa.name, sa.token, what, c))
+					probes = append(probes, p.refused("access", sa.name, sa.token, o.what+" in "+w.path+" "+addr.how, call{method: o.method, url: addr.base + o.path, body: o.body}))
 				}
 			}
 		}
@@ -194,13 +191,54 @@ func (tn *tenants) identities() []attacker {
 	return []attacker{
 		{"alice (owner of acme)", tn.acme.ownerToken},
 		{"bob (owner of bobcorp)", tn.bob.ownerToken},
+		{"oidc-frank (owner of cobalt, on shard b)", tn.cobalt.ownerToken},
 		{"oidc-carol (member of acme)", tn.acme.memberToken},
 		{"oidc-dave (member of bobcorp)", tn.bob.memberToken},
+		{"oidc-grace (member of cobalt)", tn.cobalt.memberToken},
 		{"acme's ServiceAccount", tn.acme.saToken},
 		{"bobcorp's ServiceAccount", tn.bob.saToken},
+		{"cobalt's ServiceAccount", tn.cobalt.saToken},
 		{"oidc-eve (no organization)", tn.eveToken},
 		{"anonymous", ""},
 	}
+}
+
+// orgs are the tenants' organizations.
+func (tn *tenants) orgs() []*org { return []*org{tn.acme, tn.bob, tn.cobalt} }
+
+// pairs are (victim, attacking organization): acme and bobcorp (both on
+// the root shard) attack each other, bobcorp attacks cobalt (on shard b)
+// and cobalt attacks acme.
+func (tn *tenants) pairs() [][2]*org {
+	return [][2]*org{{tn.acme, tn.bob}, {tn.bob, tn.acme}, {tn.cobalt, tn.bob}, {tn.acme, tn.cobalt}}
+}
+
+// wrongShardProbes: every tenant asks the shard that does not host its
+// own workspaces for them, directly, by path and by cluster id (a shard
+// refuses a logical cluster it does not host): the owner reads and
+// writes, the member and the ServiceAccount read.
+func (p *platform) wrongShardProbes(tn *tenants) []probe {
+	var probes []probe
+	for _, o := range tn.orgs() {
+		for _, w := range []ws{o.orgWS(), o.accountWS()} {
+			for _, addr := range p.addressings(w)[4:] {
+				base := addr.base
+				where := " in its own " + w.path + " " + addr.how + " (shard " + otherShard(w.shard) + ", which does not host it)"
+				for _, op := range readOps {
+					c := call{method: op.method, url: base + op.path}
+					probes = append(probes,
+						p.refused("wrong shard", o.owner+" (owner of "+o.name+")", o.ownerToken, op.what+where, c),
+						p.refused("wrong shard", o.member+" (member of "+o.name+")", o.memberToken, op.what+where, c),
+						p.refused("wrong shard", o.name+"'s ServiceAccount", o.saToken, op.what+where, c))
+				}
+				for _, op := range writeOps(o.owner) {
+					probes = append(probes, p.refused("wrong shard", o.owner+" (owner of "+o.name+")", o.ownerToken, op.what+where,
+						call{method: op.method, url: base + op.path, body: op.body}))
+				}
+			}
+		}
+	}
+	return probes
 }
 
 // oddNameProbes: bob names alice's workspaces in odd ways.
@@ -209,11 +247,12 @@ func (p *platform) oddNameProbes(tn *tenants) []probe {
 	names := []string{
 		tn.bob.path + ":..:acme", tn.acme.path + ":", "ROOT:ORGS:ACME", "root::orgs:acme", tn.acme.path + "%2F", tn.bob.path + "%2F..%2F" + tn.acme.cluster,
 		url.PathEscape(tn.acme.path), tn.acme.cluster + ":team", tn.bob.cluster + ":..", "root:orgs:acme:team:..", tn.acme.cluster + "%00",
+		tn.bob.path + ":..:cobalt", "ROOT:ORGS:COBALT", tn.cobalt.cluster + ":cteam", "root:orgs:cobalt:cteam:..", tn.cobalt.cluster + "%00",
 	}
 	for _, base := range []string{p.proxy, p.shardRoot, p.shardB} {
 		for _, n := range names {
 			probes = append(probes, p.noVictimData("access", "bob (owner of bobcorp)", tn.bob.ownerToken, "odd workspace name "+n,
-				call{method: http.MethodGet, url: base + "/clusters/" + n + "/api/v1/namespaces/" + ns + "/configmaps"}, tn.acme.markers()))
+				call{method: http.MethodGet, url: base + "/clusters/" + n + "/api/v1/namespaces/" + ns + "/configmaps"}, append(tn.acme.markers(), tn.cobalt.markers()...)))
 		}
 	}
 	return probes

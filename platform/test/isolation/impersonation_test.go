@@ -52,8 +52,8 @@ func (p *platform) impersonationProbes(tn *tenants) []probe {
 			pr.issue = h.issue
 			probes = append(probes, pr)
 		}
-		// Into acme's workspaces: refused whatever the header says.
-		for _, w := range []ws{tn.acme.orgWS(), tn.acme.accountWS()} {
+		// Into acme's and cobalt's workspaces: refused whatever the header says.
+		for _, w := range []ws{tn.acme.orgWS(), tn.acme.accountWS(), tn.cobalt.orgWS(), tn.cobalt.accountWS()} {
 			for _, addr := range p.addressings(w)[:4] {
 				for _, o := range []op{readOps[1], writeOps("bob")[3]} {
 					probes = append(probes, p.refused("impersonation", bob, tn.bob.ownerToken, "impersonate "+h.what+": "+o.what+" in "+w.path+" "+addr.how,

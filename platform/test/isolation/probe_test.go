@@ -89,8 +89,11 @@ func report(t *testing.T, results []result) {
 	t.Helper()
 	type tally struct{ attempts, leaks int }
 	areas := map[string]*tally{}
-	var leaks, errs, unreached []string
+	var leaks, errs, unreached, failed []string
 	for _, r := range results {
+		if strings.HasPrefix(r.detail, "error: ") {
+			failed = append(failed, fmt.Sprintf("%s: %s -> %s", r.who, r.what, r.detail))
+		}
 		a := areas[r.area]
 		if a == nil {
 			a = &tally{}
@@ -132,6 +135,11 @@ func report(t *testing.T, results []result) {
 	// owes a Kubernetes Status with the right code: listed, not failed.
 	if len(errs) > 0 {
 		t.Logf("%d probes were answered 5xx instead of a refusal:\n%s", len(errs), strings.Join(errs, "\n"))
+	}
+	// A request that got no answer (timeout, reset) decided nothing.
+	if len(failed) > 0 {
+		sort.Strings(failed)
+		t.Logf("%d probes got no answer:\n%s", len(failed), strings.Join(failed[:min(len(failed), 20)], "\n"))
 	}
 	for _, l := range leaks {
 		t.Errorf("%s", l)

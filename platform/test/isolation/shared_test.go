@@ -18,8 +18,9 @@ func (p *platform) sharedProbes(tn *tenants) []probe {
 		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}}}
 	token := map[string]any{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": map[string]any{}}
 	targets := []struct {
-		w   ws
-		ops []op
+		w    ws
+		ops  []op
+		skip string // the owner whose own organization the ops are on
 	}{
 		{ws{"root:orgs", tn.orgsCluster, "root"}, []op{
 			{"read acme's Store (its store id and tuples)", http.MethodGet, store + "acme", nil},
@@ -45,7 +46,22 @@ func (p *platform) sharedProbes(tn *tenants) []probe {
 			{"read the secrets", http.MethodGet, "/api/v1/secrets", nil},
 			{"rewrite the LogicalCluster", http.MethodPatch, "/apis/core.kcp.io/v1alpha1/logicalclusters/cluster" + dryRun,
 				map[string]any{"metadata": map[string]any{"annotations": map[string]any{"kcp.io/path": "root:pwned"}}}},
-		}},
+		}, tn.acme.ownerToken},
+		{ws{"root:orgs", tn.orgsCluster, "root"}, []op{
+			{"read cobalt's Store", http.MethodGet, store + "cobalt", nil},
+			{"add a tuple to cobalt's Store", http.MethodPatch, store + "cobalt" + dryRun,
+				map[string]any{"spec": map[string]any{"tuples": []any{map[string]any{"object": tn.cobalt.fgaObject(), "relation": "owner", "user": "user:bob"}}}}},
+			{"point cobalt's Store at another store id", http.MethodPatch, store + "cobalt/status" + dryRun,
+				map[string]any{"status": map[string]any{"storeId": tn.bob.storeID}}},
+			{"delete cobalt's org Account", http.MethodDelete, account + "cobalt" + dryRun, nil},
+			{"take over cobalt's org Account (spec.creator)", http.MethodPatch, account + "cobalt" + dryRun, map[string]any{"spec": map[string]any{"creator": "bob"}}},
+			{"delete cobalt's Workspace", http.MethodDelete, workspace + "cobalt" + dryRun, nil},
+			{"repoint cobalt's Workspace", http.MethodPatch, workspace + "cobalt" + dryRun, map[string]any{"spec": map[string]any{"cluster": tn.bob.cluster}}},
+			{"move cobalt's Workspace to the root shard", http.MethodPatch, workspace + "cobalt" + dryRun,
+				map[string]any{"metadata": map[string]any{"annotations": map[string]any{"core.kcp.io/shard": "root"}}}},
+			{"change cobalt's workspace type", http.MethodPatch, wstype + "cobalt-org" + dryRun, map[string]any{"spec": map[string]any{"authenticationConfigurations": []any{map[string]any{"name": "x"}}}}},
+			{"delete cobalt's workspace type", http.MethodDelete, wstype + "cobalt-account" + dryRun, nil},
+		}, tn.cobalt.ownerToken},
 		{ws{"root:platform-mesh-system", tn.pmsCluster, "root"}, []op{
 			{"mint a token for the account-operator", http.MethodPost, "/api/v1/namespaces/default/serviceaccounts/account-operator/token" + dryRun, token},
 			{"mint a token for the security-operator", http.MethodPost, "/api/v1/namespaces/default/serviceaccounts/security-operator/token" + dryRun, token},
@@ -56,7 +72,7 @@ func (p *platform) sharedProbes(tn *tenants) []probe {
 			{"delete the account-operator's workspace type", http.MethodDelete, wstype + "account-operator" + dryRun, nil},
 			{"delete the admission policies", http.MethodDelete, "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/core.platform-mesh.io-account-names" + dryRun, nil},
 			{"bind every user to cluster-admin", http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings" + dryRun, crb},
-		}},
+		}, ""},
 		{ws{"root", "root", "root"}, []op{
 			{"change the security workspace type", http.MethodPatch, wstype + "security" + dryRun, map[string]any{"spec": map[string]any{"initializer": false}}},
 			{"delete the orgs workspace", http.MethodDelete, workspace + "orgs" + dryRun, nil},
@@ -67,7 +83,7 @@ func (p *platform) sharedProbes(tn *tenants) []probe {
 			{"list the shards", http.MethodGet, "/apis/core.kcp.io/v1alpha1/shards", nil},
 			{"bind every user to cluster-admin", http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings" + dryRun, crb},
 			{"read the secrets", http.MethodGet, "/api/v1/secrets", nil},
-		}},
+		}, ""},
 	}
 	var probes []probe
 	for _, target := range targets {
@@ -77,8 +93,8 @@ func (p *platform) sharedProbes(tn *tenants) []probe {
 			{"by cluster id on shard b", p.shardB + "/clusters/" + target.w.cluster},
 		}
 		for _, a := range tn.identities() {
-			if target.w.path == "root:orgs" && a.token == tn.acme.ownerToken {
-				continue // the ops there are on alice's own organization
+			if target.skip != "" && a.token == target.skip {
+				continue // the ops there are on the attacker's own organization
 			}
 			for _, b := range bases {
 				for _, o := range target.ops {

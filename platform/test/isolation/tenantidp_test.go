@@ -73,7 +73,7 @@ func (p *platform) tenantIssuerProbes(t *testing.T, ctx context.Context, tn *ten
 	}
 	add(p.noVictimData("", who, fake, "who am I in his typed workspace", call{method: http.MethodPost, url: idp + "/apis/authentication.k8s.io/v1/selfsubjectreviews", body: ssr},
 		[]string{"system:masters"}))
-	for _, w := range []ws{tn.acme.orgWS(), tn.acme.accountWS(), {path: "root:orgs", cluster: tn.orgsCluster, shard: "root"}, tn.bob.orgWS()} {
+	for _, w := range []ws{tn.acme.orgWS(), tn.acme.accountWS(), tn.cobalt.orgWS(), tn.cobalt.accountWS(), {path: "root:orgs", cluster: tn.orgsCluster, shard: "root"}, tn.bob.orgWS()} {
 		for _, addr := range p.addressings(w)[:4] {
 			for _, o := range []op{readOps[1], readOps[5], readOps[8], writeOps("alice")[3],
 				{"whoami", http.MethodPost, "/apis/authentication.k8s.io/v1/selfsubjectreviews", ssr}} {
