@@ -66,8 +66,8 @@ func TestLauncherThreeShards(t *testing.T) {
 	// Shard c is supervised: killed, it is started again, with its data;
 	// requests to the root shard through the proxy keep being answered.
 	tokens := demoTokens(t, kubeconfig)
-	ph := killAndWait(t, root, "shard-c", []probe{{name: "bob lists workspaces in root:orgs through the proxy (RBAC allows)",
-		url: proxy + "/clusters/root:orgs/apis/tenancy.kcp.io/v1alpha1/workspaces", token: tokens["bob"], rbacAllows: true}})
+	ph := killAndWait(t, root, "shard-c", []probe{{name: "bob reads API discovery in root:orgs through the proxy (RBAC allows)",
+		url: proxy + "/clusters/root:orgs/apis/tenancy.kcp.io/v1alpha1", token: tokens["bob"], rbacAllows: true}})
 	t.Logf("shard-c: requests %d, ready again after %.1fs, RBAC-allowed refused in window %d, beyond %d",
 		ph.requests, ph.readyAt.Sub(ph.killed).Seconds(), ph.failedInWindow, ph.failedBeyond)
 	if ph.restartsObserved != 1 || ph.failedInWindow != 0 || ph.failedBeyond != 0 || ph.leaks != 0 {

@@ -168,7 +168,7 @@ func TestSupervision(t *testing.T) {
 
 	tokens := demoTokens(t, kubeconfig)
 	probes := []probe{
-		{name: "bob lists workspaces in root:orgs (RBAC allows)", url: orgs + "/apis/tenancy.kcp.io/v1alpha1/workspaces", token: tokens["bob"], rbacAllows: true},
+		{name: "bob reads API discovery in root:orgs (RBAC allows)", url: orgs + "/apis/tenancy.kcp.io/v1alpha1", token: tokens["bob"], rbacAllows: true},
 		{name: "bob lists secrets in root:orgs", url: orgs + "/api/v1/namespaces/default/secrets", token: tokens["bob"]},
 		{name: "bob lists configmaps in alice's org", url: coreURL + "/clusters/root:orgs:acme/api/v1/namespaces/default/configmaps", token: tokens["bob"]},
 	}
@@ -233,7 +233,7 @@ func TestSupervision(t *testing.T) {
 	// The operators still work: bob founds an org.
 	org := strings.ReplaceAll(mustRead(t, filepath.Join("testdata", "org-account.yaml")), "name: acme", "name: bobcorp")
 	kubectlStdin(t, kubeconfig, org, "--context", "bob", "create", "-f", "-")
-	waitAccountReady(t, kubeconfig, "bobcorp")
+	waitAccountReady(t, kubeconfig, "bobcorp", "--context", "bob") // its founder: outsiders no longer read it
 	eventuallyKubectl(t, kubeconfig, "--context", "root", "--server", orgs, "get", "store", "bobcorp")
 	mustKubectl(t, kubeconfig, "--context", "root", "--server", orgs, "wait", "--for=condition=Ready", "store/bobcorp", "--timeout=120s")
 
@@ -293,7 +293,7 @@ func TestSupervisionShards(t *testing.T) {
 	tokens := demoTokens(t, kubeconfig)
 	orgs := proxy + "/clusters/root:orgs"
 	probes := []probe{
-		{name: "bob lists workspaces in root:orgs through the proxy (RBAC allows)", url: orgs + "/apis/tenancy.kcp.io/v1alpha1/workspaces", token: tokens["bob"], rbacAllows: true},
+		{name: "bob reads API discovery in root:orgs through the proxy (RBAC allows)", url: orgs + "/apis/tenancy.kcp.io/v1alpha1", token: tokens["bob"], rbacAllows: true},
 		{name: "bob lists secrets in root:orgs through the proxy", url: orgs + "/api/v1/namespaces/default/secrets", token: tokens["bob"]},
 	}
 	var phases []phase
