@@ -30,7 +30,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"mp-core-pki":                           {"StatefulSet/mp-core", "StatefulSet/mp-core-b"},
 		"mp-core-webhook-kubeconfig":            {"StatefulSet/mp-core", "StatefulSet/mp-core-b"},
 		"mp-shard-admin-kubeconfig":             {"StatefulSet/mp-core-b", "Deployment/mp-front-proxy", "Deployment/mp-graphql-gateway", "Deployment/mp-security-operator"},
-		"mp-front-proxy-shard-admin-kubeconfig": {"Deployment/mp-graphql-gateway"},
+		"mp-front-proxy-shard-admin-kubeconfig": {"Deployment/mp-graphql-gateway", "Deployment/mp-security-operator"},
 		"mp-admin-kubeconfig":                   {"Deployment/mp-bootstrap", "Deployment/mp-rebac-authz-webhook", "Deployment/mp-security-operator", "Pod/mp-test"},
 		"mp-front-proxy-pki":                    {"StatefulSet/mp-core", "StatefulSet/mp-core-b", "Deployment/mp-front-proxy"},
 		"mp-rebac-authz-webhook-tls":            {"Deployment/mp-rebac-authz-webhook"},

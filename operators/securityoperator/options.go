@@ -49,6 +49,11 @@ type Options struct {
 	// (system:masters): an organization's bound resources are then
 	// discovered again when they change rather than at every look.
 	APIChangesKubeconfig, APIChangesContext string
+	// FrontProxyKubeconfig and FrontProxyContext, when set, reach every
+	// shard's workspaces through the front proxy: an organization's
+	// discovery and path lookups go there (a shard refuses clusters it
+	// does not host).
+	FrontProxyKubeconfig, FrontProxyContext string
 	// Profiling serves Go's pprof under /debug/pprof/ on the metrics address.
 	Profiling bool
 	// OrgsWorkspace is where the platform keeps organizations' Accounts
@@ -95,6 +100,9 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		"kubeconfig for reading --workspace-type and using its initializing and terminating virtual workspaces (default: --kubeconfig); "+
 			"needed while the core accepts a ServiceAccount token only in the ServiceAccount's own workspace")
 	fs.StringVar(&o.LifecycleContext, "lifecycle-context", o.LifecycleContext, "context in --lifecycle-kubeconfig")
+	fs.StringVar(&o.FrontProxyKubeconfig, "front-proxy-kubeconfig", o.FrontProxyKubeconfig,
+		"kubeconfig of the front proxy, with the --lifecycle-kubeconfig credential: organizations' discovery and path lookups go there, so workspaces on every shard are reached (default: the lifecycle kubeconfig's server)")
+	fs.StringVar(&o.FrontProxyContext, "front-proxy-context", o.FrontProxyContext, "context in --front-proxy-kubeconfig")
 	fs.StringVar(&o.APIChangesKubeconfig, "api-changes-kubeconfig", o.APIChangesKubeconfig,
 		"kubeconfig of a credential that may watch APIBindings and CRDs across all workspaces (system:masters); "+
 			"when set, an organization's bound resources are discovered again when they change (and every 10 minutes), "+
@@ -142,6 +150,9 @@ type Completed struct {
 	Provider, Base *rest.Config
 	// Lifecycle is the core's base URL with the lifecycle credential.
 	Lifecycle *rest.Config
+	// Workspaces reaches any workspace by path or cluster: the front proxy
+	// when there is one, else Lifecycle.
+	Workspaces *rest.Config
 	// APIChanges is the core's base URL with the --api-changes credential;
 	// nil without one.
 	APIChanges *rest.Config
@@ -164,6 +175,12 @@ func (o *Options) Complete() (*Completed, error) {
 			return nil, err
 		}
 	}
+	workspaces := lifecycle
+	if o.FrontProxyKubeconfig != "" {
+		if workspaces, err = loadBase(o.FrontProxyKubeconfig, o.FrontProxyContext); err != nil {
+			return nil, err
+		}
+	}
 	var changes *rest.Config
 	if o.APIChangesKubeconfig != "" {
 		if changes, err = loadBase(o.APIChangesKubeconfig, o.APIChangesContext); err != nil {
@@ -173,7 +190,7 @@ func (o *Options) Complete() (*Completed, error) {
 	provider := rest.CopyConfig(base)
 	provider.Host = base.Host + "/clusters/" + o.Workspace
 	i := strings.LastIndex(o.WorkspaceType, ":")
-	return &Completed{Options: o, Provider: provider, Base: base, Lifecycle: lifecycle, APIChanges: changes,
+	return &Completed{Options: o, Provider: provider, Base: base, Lifecycle: lifecycle, Workspaces: workspaces, APIChanges: changes,
 		TypePath: o.WorkspaceType[:i], TypeName: o.WorkspaceType[i+1:]}, nil
 }
 

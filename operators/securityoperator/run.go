@@ -87,7 +87,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	// The lifecycle watchers, set before the manager starts: the paths of
 	// the workspaces they follow need no request.
 	var followed atomic.Pointer[[]*lifecycle.Watcher]
-	lookup := manager.LogicalClusterPath(c.Lifecycle)
+	lookup := manager.LogicalClusterPath(c.Workspaces)
 	resolve := func(ctx context.Context, cluster string) (string, error) {
 		if ws := followed.Load(); ws != nil {
 			for _, w := range *ws {
@@ -133,7 +133,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	// With a credential to follow APIBindings and CRDs everywhere, an
 	// organization's bound resources are discovered again when they
 	// change, not at every look at its Store.
-	discover := boundResources(c.Lifecycle)
+	discover := boundResources(c.Workspaces)
 	bound := func(ctx context.Context, workspace string) ([]fga.Resource, error) {
 		rs, _, err := discover(ctx, workspace)
 		return rs, err
@@ -145,7 +145,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		}
 		bound = cache.resources
 	}
-	orgs := workspaceCluster(c.Lifecycle, c.OrgsWorkspace, func(cfg *rest.Config) (client.Client, error) {
+	orgs := workspaceCluster(c.Workspaces, c.OrgsWorkspace, func(cfg *rest.Config) (client.Client, error) {
 		return client.New(cfg, client.Options{Scheme: scheme})
 	})
 	if err := store.SetupWithManager(mgr, store.Options{

@@ -167,6 +167,11 @@ func securityOperatorComponent(c *Config) Component {
 		"--health-probe-bind-address", health,
 	}
 	args = append(args, c.openFGAKeyArgs()...)
+	if c.Shards >= 2 {
+		// Organizations on every shard: their discovery and paths through
+		// the proxy (a shard refuses clusters it does not host).
+		args = append(args, "--front-proxy-kubeconfig", c.ProxyKubeconfig(), "--front-proxy-context", "base")
+	}
 	if c.ExternalOpenFGA == "" {
 		// Tuple writes (one per account) over the platform's OpenFGA's
 		// gRPC port, sparing it its HTTP gateway.
