@@ -110,19 +110,7 @@ func TestChartPlatformBootstrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	core, err := process.StartProcess(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = core.Stop(30 * time.Second)
-		if t.Failed() {
-			t.Logf("core log:\n%s", tail(logs.String(), 40))
-		}
-	})
+	core := startLogged(t, "core", exec.Command(bin, args...), 40)
 	url := fmt.Sprintf("https://127.0.0.1:%d", ports[0])
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -248,19 +236,7 @@ func TestChartPlatformBootstrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var opLogs bytes.Buffer
-	opCmd := exec.Command(opBin, opArgs...)
-	opCmd.Stdout, opCmd.Stderr = &opLogs, &opLogs
-	operator, err := process.StartProcess(opCmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = operator.Stop(30 * time.Second)
-		if t.Failed() {
-			t.Logf("account-operator log:\n%s", tail(opLogs.String(), 30))
-		}
-	})
+	operator := startLogged(t, "account-operator", exec.Command(opBin, opArgs...), 30)
 	if _, err := process.WaitReady(ctx, "http://"+health+"/readyz", 250*time.Millisecond, operator.Exited()); err != nil {
 		t.Fatalf("the account-operator did not get ready with the chart's arguments and credential: %v", err)
 	}
@@ -415,19 +391,7 @@ func runMongoDBProvider(ctx context.Context, t *testing.T, objs map[string]any, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	p, err := process.StartProcess(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = p.Stop(30 * time.Second)
-		if t.Failed() {
-			t.Logf("mongodb-provider log:\n%s", tail(logs.String(), 30))
-		}
-	})
+	p := startLogged(t, "mongodb-provider", exec.Command(bin, args...), 30)
 	if _, err := process.WaitReady(ctx, "http://"+health+"/readyz", 250*time.Millisecond, p.Exited()); err != nil {
 		t.Fatalf("mongodb-provider: %v", err)
 	}

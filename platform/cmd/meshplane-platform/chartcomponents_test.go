@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -108,21 +107,9 @@ func runChartComponents(ctx context.Context, t *testing.T, objs map[string]any, 
 		return &objs["Deployment/"+name].(*appsv1.Deployment).Spec.Template.Spec
 	}
 	start := func(name, bin string, args, env []string) *process.Process {
-		var logs bytes.Buffer
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append([]string{"HOME=" + dir}, env...)
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		p, err := process.StartProcess(cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = p.Stop(30 * time.Second)
-			if t.Failed() {
-				t.Logf("%s log:\n%s", name, tail(logs.String(), 30))
-			}
-		})
-		return p
+		return startLogged(t, name, cmd, 30)
 	}
 	binary := func(name, module, pkg string) string {
 		b, err := framework.Binary(name, module, pkg)

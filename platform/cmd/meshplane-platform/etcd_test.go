@@ -122,19 +122,7 @@ func TestChartExternalEtcd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var logs bytes.Buffer
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		p, err := process.StartProcess(cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = p.Stop(30 * time.Second)
-			if t.Failed() {
-				t.Logf("core log:\n%s", tail(logs.String(), 25))
-			}
-		})
+		p := startLogged(t, "core", exec.Command(bin, args...), 25)
 		if _, err := process.WaitReady(ctx, "https://"+listen+"/readyz", 250*time.Millisecond, p.Exited()); err != nil {
 			t.Fatalf("the core on the external etcd: %v", err)
 		}

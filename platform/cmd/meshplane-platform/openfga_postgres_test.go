@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"os/exec"
@@ -75,18 +74,7 @@ func TestOpenFGAPostgresAsRendered(t *testing.T) {
 	}
 	run := exec.Command(bin, args(spec.Containers[0])...)
 	run.Env = env(spec.Containers[0])
-	var logs bytes.Buffer
-	run.Stdout, run.Stderr = &logs, &logs
-	p, err := process.StartProcess(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = p.Stop(30 * time.Second)
-		if t.Failed() {
-			t.Logf("openfga log:\n%s", tail(logs.String(), 30))
-		}
-	})
+	p := startLogged(t, "openfga", run, 30)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := process.WaitReady(ctx, "http://"+addr(0)+"/healthz", 250*time.Millisecond, p.Exited()); err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -96,20 +95,7 @@ func TestChartShards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var logs bytes.Buffer
-		cmd := exec.Command(bin, args...)
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		p, err := process.StartProcess(cmd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = p.Stop(30 * time.Second)
-			if t.Failed() {
-				t.Logf("%s log:\n%s", name, tail(logs.String(), 25))
-			}
-		})
-		return p
+		return startLogged(t, name, exec.Command(bin, args...), 25)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
