@@ -60,6 +60,15 @@ var want = map[string]struct {
 		{"Ready", `.status.conditions[?(@.type=="Ready")].status`},
 		{"Age", ".metadata.creationTimestamp"},
 	}},
+	"invites": {"Invite", "invite", []column{
+		{"Email", ".spec.email"},
+		{"User", ".spec.user"},
+		{"Role", ".spec.role"},
+		{"State", `.status.conditions[?(@.type=="Accepted")].reason`},
+		{"Accepted By", ".status.acceptedBy"},
+		{"Expires", ".status.expiresAt"},
+		{"Age", ".metadata.creationTimestamp"},
+	}},
 }
 
 // loadCRDs decodes the embedded CRDs strictly (an unknown field fails) and
@@ -272,6 +281,13 @@ func TestSchemaValidation(t *testing.T) {
 		{"role that is no relation name", "roleassignments", "RoleAssignment", `{"subject":{"kind":"User","name":"bob"},"role":"owner#assignee"}`, "spec.role"},
 		{"subject of an unknown kind", "roleassignments", "RoleAssignment", `{"subject":{"kind":"ServiceAccount","name":"bob"},"role":"member"}`, "spec.subject.kind"},
 		{"subject without name", "roleassignments", "RoleAssignment", `{"subject":{"kind":"User","name":""},"role":"member"}`, "spec.subject.name"},
+
+		{"invite by email (Platform Mesh's)", "invites", "Invite", `{"email":"bob@example.com"}`, ""},
+		{"invite by user with role and expiry", "invites", "Invite", `{"user":"oidc:carol","role":"owner","expiresAt":"2030-01-01T00:00:00Z"}`, ""},
+		// (exactly one of email and user is a CEL rule: the server checks
+		// it, TestInvitations.)
+		{"invite to no e-mail address", "invites", "Invite", `{"email":"bob"}`, "spec.email"},
+		{"invite with a role that is no relation name", "invites", "Invite", `{"user":"bob","role":"owner#assignee"}`, "spec.role"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

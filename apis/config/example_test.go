@@ -25,6 +25,7 @@ func ExampleCRDs() {
 	// accountinfos.core.platform-mesh.io
 	// accounts.core.platform-mesh.io
 	// authorizationmodels.core.platform-mesh.io
+	// invites.core.platform-mesh.io
 	// roleassignments.core.platform-mesh.io
 	// stores.core.platform-mesh.io
 	// APIExport core.platform-mesh.io

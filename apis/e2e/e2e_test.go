@@ -117,7 +117,7 @@ spec:
 		s.mustKubectl(t, "root:consumer", "", "wait", "--for=condition=Ready", "--timeout=60s", "apibinding/core.platform-mesh.io")
 		bound := s.mustKubectl(t, "root:consumer", "", "get", "apibinding", "core.platform-mesh.io",
 			"-o", "jsonpath={range .status.boundResources[*]}{.resource} {end}")
-		if bound != "accountinfos accounts authorizationmodels roleassignments stores " {
+		if bound != "accountinfos accounts authorizationmodels invites roleassignments stores " {
 			t.Errorf("bound resources = %q", bound)
 		}
 		claims := s.mustKubectl(t, "root:consumer", "", "get", "apibinding", "core.platform-mesh.io",

@@ -58,6 +58,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Store{}, &StoreList{},
 		&AuthorizationModel{}, &AuthorizationModelList{},
 		&RoleAssignment{}, &RoleAssignmentList{},
+		&Invite{}, &InviteList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
