@@ -31,6 +31,7 @@ import (
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/apis/fga"
 	"github.com/meshplane/meshplane/operators/command"
+	"github.com/meshplane/meshplane/operators/controllers/invite"
 	"github.com/meshplane/meshplane/operators/controllers/roleassignment"
 	"github.com/meshplane/meshplane/operators/controllers/security"
 	"github.com/meshplane/meshplane/operators/controllers/store"
@@ -266,6 +267,11 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		Workers:          c.Workers,
 	}); err != nil {
 		return fmt.Errorf("roleassignment controller: %w", err)
+	}
+
+	// Invites: invitations that turn into RoleAssignments.
+	if err := invite.SetupWithManager(mgr, invite.Options{Workers: c.Workers}); err != nil {
+		return fmt.Errorf("invite controller: %w", err)
 	}
 
 	// The lifecycle virtual workspaces of the WorkspaceType.

@@ -95,6 +95,8 @@ type Invite struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec cannot change: delete the Invite and invite again.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: delete the Invite and invite again"
 	Spec   InviteSpec   `json:"spec,omitempty"`
 	Status InviteStatus `json:"status,omitempty"`
 }

@@ -114,16 +114,17 @@ func WithGroups(q Query, groups []string) Query {
 	return out
 }
 
-// roleAssignments is the grant API's resource (core.platform-mesh.io
-// RoleAssignments, in the workspace whose account they grant on).
-const roleAssignments = "core.platform-mesh.io/roleassignments"
+// iamResources are the grant API's resources (core.platform-mesh.io
+// RoleAssignments and Invites, in the workspace whose account they grant
+// on).
+var iamResources = map[string]bool{"core.platform-mesh.io/roleassignments": true, "core.platform-mesh.io/invites": true}
 
-// ForRoleAssignment maps a request on RoleAssignments to the account's IAM
-// relations: reading them (get, list, watch) is get_iam_roles (members),
-// creating, changing or deleting them (status included) manage_iam_roles
-// (owners); ok is false for any other resource.
+// ForRoleAssignment maps a request on RoleAssignments or Invites to the
+// account's IAM relations: reading them (get, list, watch) is
+// get_iam_roles (members), creating, changing or deleting them (status
+// included) manage_iam_roles (owners); ok is false for any other resource.
 func ForRoleAssignment(ws Workspace, user string, ra *authorizationv1.ResourceAttributes) (Query, bool) {
-	if ra.Group+"/"+ra.Resource != roleAssignments || !verbs[ra.Verb] {
+	if !iamResources[ra.Group+"/"+ra.Resource] || !verbs[ra.Verb] {
 		return Query{}, false
 	}
 	if ra.Subresource != "" && ra.Subresource != "status" {

@@ -110,9 +110,17 @@ func TestForSelfReview(t *testing.T) {
 	}
 }
 
+// RoleAssignments and Invites are the grant API: members read them,
+// owners write them.
 func TestForRoleAssignment(t *testing.T) {
+	for _, res := range []string{"roleassignments", "invites"} {
+		testForIAMResource(t, res)
+	}
+}
+
+func testForIAMResource(t *testing.T, res string) {
 	ws := Workspace{Cluster: "c1", Account: fga.AccountObject("org1", "team")}
-	const group, res = "core.platform-mesh.io", "roleassignments"
+	const group = "core.platform-mesh.io"
 	for _, c := range []struct {
 		ra   authorizationv1.ResourceAttributes
 		want string // relation; "" for no mapping
