@@ -17,6 +17,7 @@ import (
 
 	"github.com/meshplane/meshplane/webhook/internal/clusters"
 	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
+	"github.com/meshplane/meshplane/webhook/internal/invites"
 	"github.com/meshplane/meshplane/webhook/internal/mapping"
 	"github.com/meshplane/meshplane/webhook/internal/metrics"
 	"github.com/meshplane/meshplane/webhook/internal/orgs"
@@ -41,6 +42,9 @@ type Decider struct {
 	// Orgs reads root:orgs for the organizations' own reads there (nil:
 	// none are answered).
 	Orgs *orgs.Reader
+	// Invites accepts invitations by e-mail when the invitee's reviews
+	// come in (nil: none are).
+	Invites *invites.Acceptor
 	// CacheTTL is how long a Check's answer is reused (0: no cache).
 	CacheTTL time.Duration
 	// NewClusterGrace is how long a workspace whose store is not known
@@ -101,7 +105,7 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 			Status: authorizationv1.SubjectAccessReviewStatus{Reason: "the account workspaces are being read"}}
 	case !known:
 		if name, rel, ok := orgs.Request(r.Spec.ResourceAttributes); ok && d.Orgs != nil {
-			return d.decideOrg(ctx, cluster, r.Spec.User, r.Spec.Groups, name, rel)
+			return d.decideOrg(ctx, cluster, r.Spec.User, r.Spec.Groups, r.Spec.Extra, name, rel)
 		}
 		return noOpinion("logical cluster %s is no account workspace", cluster)
 	case info.StoreID == "" && time.Since(firstSeen) < d.NewClusterGrace:
@@ -110,6 +114,8 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 	case info.StoreID == "":
 		return noOpinion("workspace %s has no OpenFGA store", info.Path)
 	}
+	// A sign-in with a verified e-mail address an Invite here names.
+	d.Invites.Observe(cluster, r.Spec.User, r.Spec.Extra)
 	ws := mapping.Workspace{Cluster: cluster, Account: fga.AccountObject(info.OriginCluster, info.Account)}
 	var q mapping.Query
 	var err error

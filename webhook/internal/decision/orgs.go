@@ -7,6 +7,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/meshplane/meshplane/apis/fga"
+	"github.com/meshplane/meshplane/webhook/internal/clusters"
 	"github.com/meshplane/meshplane/webhook/internal/mapping"
 	"github.com/meshplane/meshplane/webhook/internal/orgs"
 )
@@ -20,7 +21,7 @@ import (
 // members read, owners delete. Listing root:orgs is not answered: RBAC
 // refuses it, so no tenant learns another organization's name, creator
 // or cluster.
-func (d *Decider) decideOrg(ctx context.Context, cluster, user string, groups []string, name, relation string) Result {
+func (d *Decider) decideOrg(ctx context.Context, cluster, user string, groups []string, extra map[string]authorizationv1.ExtraValue, name, relation string) Result {
 	orgsCluster, err := d.Orgs.Cluster(ctx)
 	if err != nil {
 		res := noOpinion("reading %s", orgs.Path)
@@ -29,6 +30,11 @@ func (d *Decider) decideOrg(ctx context.Context, cluster, user string, groups []
 	}
 	if cluster != orgsCluster {
 		return noOpinion("logical cluster %s is no account workspace", cluster)
+	}
+	// An invitee asking for the organization by name (kubectl ws use
+	// root:orgs:<org>, kubectl get account <org>) signs in to it.
+	if info, ok := d.Clusters.ByPath(clusters.OrgsPrefix + name); ok {
+		d.Invites.Observe(info.Cluster, user, extra)
 	}
 	founder, found, err := d.Orgs.Founder(ctx, cluster, name)
 	switch {

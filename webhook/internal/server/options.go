@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/meshplane/meshplane/providers/endpointslice"
+	"github.com/meshplane/meshplane/webhook/internal/invites"
 )
 
 // Options are the webhook's flags.
@@ -37,6 +38,10 @@ type Options struct {
 	Workspace           string
 	EndpointSlice       string
 
+	// InviteEmailExtraKey is the user extra holding a verified e-mail
+	// address ("" turns acceptance of invitations by e-mail off).
+	InviteEmailExtraKey string
+
 	DecisionCacheTTL time.Duration
 	ModelRefresh     time.Duration
 	NewClusterGrace  time.Duration
@@ -46,18 +51,19 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		BindAddress:        "127.0.0.1",
-		SecurePort:         9443,
-		MetricsBindAddress: "127.0.0.1:8080",
-		OpenFGATimeout:     2 * time.Second,
-		OpenFGAKeyFile:     os.Getenv("OPENFGA_PRESHARED_KEY_FILE"),
-		Kubeconfig:         os.Getenv("KUBECONFIG"),
-		Workspace:          "root:platform-mesh-system",
-		EndpointSlice:      "core.platform-mesh.io",
-		DecisionCacheTTL:   2 * time.Second,
-		ModelRefresh:       2 * time.Second,
-		NewClusterGrace:    10 * time.Second,
-		DiscoveryTTL:       time.Minute,
+		BindAddress:         "127.0.0.1",
+		SecurePort:          9443,
+		MetricsBindAddress:  "127.0.0.1:8080",
+		OpenFGATimeout:      2 * time.Second,
+		OpenFGAKeyFile:      os.Getenv("OPENFGA_PRESHARED_KEY_FILE"),
+		Kubeconfig:          os.Getenv("KUBECONFIG"),
+		Workspace:           "root:platform-mesh-system",
+		EndpointSlice:       "core.platform-mesh.io",
+		InviteEmailExtraKey: invites.DefaultExtraKey,
+		DecisionCacheTTL:    2 * time.Second,
+		ModelRefresh:        2 * time.Second,
+		NewClusterGrace:     10 * time.Second,
+		DiscoveryTTL:        time.Minute,
 	}
 }
 
@@ -77,6 +83,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Context, "context", o.Context, "context in --kubeconfig (default: its current context)")
 	fs.StringVar(&o.Workspace, "workspace", o.Workspace, "path of the workspace that exports core.platform-mesh.io")
 	fs.StringVar(&o.EndpointSlice, "kcp-api-export-endpoint-slice-name", o.EndpointSlice, "the APIExportEndpointSlice the account workspaces are learnt from")
+	fs.StringVar(&o.InviteEmailExtraKey, "invite-email-extra-key", o.InviteEmailExtraKey,
+		"user extra into which the core's --authentication-config maps a verified e-mail claim: an Invite by that address is accepted on the invitee's first request into its workspace (empty: invitations by e-mail are never accepted)")
 	fs.DurationVar(&o.DecisionCacheTTL, "decision-cache-ttl", o.DecisionCacheTTL, "how long an OpenFGA answer is reused (0: never); a revoked grant works at most this long here")
 	fs.DurationVar(&o.ModelRefresh, "model-refresh-interval", o.ModelRefresh, "how often a store's current authorization model is read again")
 	fs.DurationVar(&o.NewClusterGrace, "new-cluster-grace", o.NewClusterGrace, "how long a workspace whose store is not known yet is answered with 503 + Retry-After")

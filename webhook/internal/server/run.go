@@ -25,6 +25,7 @@ import (
 	"github.com/meshplane/meshplane/webhook/internal/clusters"
 	"github.com/meshplane/meshplane/webhook/internal/decision"
 	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
+	"github.com/meshplane/meshplane/webhook/internal/invites"
 	"github.com/meshplane/meshplane/webhook/internal/metrics"
 	"github.com/meshplane/meshplane/webhook/internal/orgs"
 	"github.com/meshplane/meshplane/webhook/internal/resources"
@@ -58,6 +59,9 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		NewClusterGrace: c.NewClusterGrace,
 		RetryAfter:      time.Second,
 	}
+	if c.InviteEmailExtraKey != "" {
+		d.Invites = &invites.Acceptor{ExtraKey: c.InviteEmailExtraKey, Log: log.WithName("invites")}
+	}
 	d.Init(c.ModelRefresh)
 
 	errc := make(chan error, 3)
@@ -75,7 +79,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	log.Info("serving", "address", srv.Addr, "metrics", c.MetricsBindAddress, "openfga", c.OpenFGAURL)
 
-	go func() { errc <- c.learnClusters(ctx, reg, d.GrantsChanged, log.WithName("clusters")) }()
+	go func() { errc <- c.learnClusters(ctx, reg, d.GrantsChanged, d.Invites, log.WithName("clusters")) }()
 
 	select {
 	case <-ctx.Done():
@@ -145,7 +149,7 @@ func (c *Completed) httpsServer(d *decision.Decider, fgaClient *fgacheck.Client,
 // learnClusters follows the endpoint slice through the provider kit: one
 // wildcard list for the start, then the AccountInfo of every engaged
 // workspace; and the grants (RoleAssignments, Stores) of all of them.
-func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, grantsChanged func(store string), log logr.Logger) error {
+func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, grantsChanged func(store string), acceptor *invites.Acceptor, log logr.Logger) error {
 	scheme := runtime.NewScheme()
 	if err := corev1alpha1.AddToScheme(scheme); err != nil {
 		return err
@@ -173,6 +177,13 @@ func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, g
 			log.Error(err, "watching grants")
 		}
 	}()
+	if acceptor != nil {
+		go func() {
+			if err := invites.Watch(ctx, kit.VirtualWorkspace, acceptor); err != nil {
+				log.Error(err, "watching invitations")
+			}
+		}()
+	}
 	return kit.Manager.Start(ctx)
 }
 
