@@ -28,7 +28,7 @@ type platform struct {
 	kubeconfig string
 }
 
-func startPlatform(t *testing.T) *platform {
+func startPlatform(t *testing.T, extraArgs ...string) *platform {
 	t.Helper()
 	root := t.TempDir()
 	base := 0
@@ -43,7 +43,7 @@ func startPlatform(t *testing.T) *platform {
 		t.Fatal("no free port range")
 	}
 	p := &platform{out: &bytes.Buffer{}}
-	cmd := exec.Command(launcherBin, "--root-directory", root, "--port-base", strconv.Itoa(base), "--bin-dir", binDir)
+	cmd := exec.Command(launcherBin, append([]string{"--root-directory", root, "--port-base", strconv.Itoa(base), "--bin-dir", binDir}, extraArgs...)...)
 	w := &lockedWriter{b: p.out}
 	cmd.Stdout, cmd.Stderr = w, w
 	var err error

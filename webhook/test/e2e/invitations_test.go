@@ -1,0 +1,358 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
+	"github.com/meshplane/meshplane/apis/fga"
+	"github.com/meshplane/meshplane/operators/fgaclient"
+	"github.com/meshplane/meshplane/sdk/keyfile"
+	"github.com/meshplane/meshplane/sdk/testing/framework"
+	"github.com/meshplane/meshplane/sdk/testing/oidcissuer"
+)
+
+// emailExtraKey is the rebac-authz-webhook's default
+// --invite-email-extra-key.
+const emailExtraKey = "core.platform-mesh.io/verified-email"
+
+// oidcPlatform is a platform whose core also trusts a test OIDC issuer:
+// users oidc:<sub>, and a verified e-mail claim (email_verified true or
+// absent) mapped into the extra the webhook reads.
+type oidcPlatform struct {
+	*platform
+	issuer *oidcissuer.Issuer
+}
+
+func startOIDCPlatform(t *testing.T) *oidcPlatform {
+	t.Helper()
+	srv, err := oidcissuer.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	iss, err := srv.NewIssuer("corp", oidcissuer.ES256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := "      " + strings.ReplaceAll(strings.TrimRight(srv.CAPEM(), "\n"), "\n", "\n      ")
+	config := fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+jwt:
+- issuer:
+    url: %s
+    audiences: [meshplane]
+    certificateAuthority: |
+%s
+  claimMappings:
+    username: {claim: sub, prefix: "oidc:"}
+    extra:
+    - key: %s
+      valueExpression: "claims.?email_verified.orValue(true) == true && has(claims.email) ? claims.email : ''"
+`, iss.URL, ca, emailExtraKey)
+	file := filepath.Join(t.TempDir(), "authentication.yaml")
+	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &oidcPlatform{platform: startPlatform(t, "--authentication-config", file), issuer: iss}
+}
+
+// token is a token of the issuer for oidc:<sub> with more claims.
+func (p *oidcPlatform) token(sub string, claims oidcissuer.Claims) string {
+	c := oidcissuer.Claims{"sub": sub, "aud": "meshplane"}
+	for k, v := range claims {
+		c[k] = v
+	}
+	return p.issuer.Token(c, time.Hour)
+}
+
+// withToken runs kubectl with a bearer token against a workspace.
+func (p *oidcPlatform) withToken(t *testing.T, token, workspace, stdin string, args ...string) (string, error) {
+	t.Helper()
+	full := append([]string{"--kubeconfig", p.kubeconfig, "--context", "bob", "--token", token,
+		"--server", p.env["CORE_URL"] + "/clusters/" + workspace, "--request-timeout", "90s"}, args...)
+	cmd := exec.Command(framework.KubectlBinary(), full...)
+	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+t.TempDir())
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// impersonating is a clientset of a workspace with a bearer token that
+// impersonates user with the e-mail extra.
+func (p *oidcPlatform) impersonating(t *testing.T, token, workspace, user, email string) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: p.kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: "bob", ClusterInfo: clientcmdapi.Cluster{Server: p.env["CORE_URL"] + "/clusters/" + workspace}}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.BearerToken, cfg.BearerTokenFile = token, ""
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Extra: map[string][]string{emailExtraKey: {email}}}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func inviteYAML(name, spec string) string {
+	return fmt.Sprintf("apiVersion: core.platform-mesh.io/v1alpha1\nkind: Invite\nmetadata:\n  name: %s\nspec:\n%s", name, spec)
+}
+
+// inviteState is the reason of an Invite's Accepted condition.
+func (p *platform) inviteState(t *testing.T, workspace, name string) string {
+	t.Helper()
+	out, _ := p.kubectl(t, "alice", workspace, "", "get", "invite", name, "-o", `jsonpath={.status.conditions[?(@.type=="Accepted")].reason}`)
+	return strings.TrimSpace(out)
+}
+
+func (p *platform) waitInvite(t *testing.T, workspace, name, state string) {
+	t.Helper()
+	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "Invite "+name+" to be "+state, func() (bool, string) {
+		got := p.inviteState(t, workspace, name)
+		return got == state, got
+	})
+}
+
+// TestInvitations is issue 23's walk-through driven by invitations. alice
+// founds inviteorg and invites bob by name as member and carol as owner.
+// bob reads, navigates with kubectl ws, lists the invitations, but may not
+// write, delete accounts or invite; carol (owner by invitation) invites
+// and grants. An invitation by e-mail is accepted by the first request of
+// the user whose token carries that address as a verified claim, and by
+// nobody else: not a token without the e-mail, with another address, with
+// the address unverified, an impersonated e-mail (refused in inviteorg;
+// in the attacker's own organization ignored), an Invite an outsider
+// creates in inviteorg (refused). Expired invitations never grant. alice
+// removes bob by deleting his Invite (time to his first refusal logged).
+// alice's ownership survives deleting grants and invitations, a restart
+// and a SIGKILL of the security-operator. Outsiders list no organization.
+func TestInvitations(t *testing.T) {
+	p := startOIDCPlatform(t)
+	const org = "root:orgs:inviteorg"
+	p.must(t, "alice", "root:orgs", account("inviteorg", "org"), "create", "-f", "-")
+	p.must(t, "alice", "root:orgs", "", "wait", "--for=condition=Ready", "account/inviteorg", "--timeout=120s")
+	p.eventually(t, "alice to list the accounts of her organization", true, "alice", org, "get", "accounts")
+	p.must(t, "alice", org, account("team", "account"), "create", "-f", "-")
+	p.eventually(t, "alice to create a namespace in inviteorg", true, "alice", org, "create", "namespace", "apps")
+
+	key, err := keyfile.Read(p.env["OPENFGA_PRESHARED_KEY_FILE"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fgaclient.New(p.env["OPENFGA_URL"], fgaclient.WithPresharedKey(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := strings.TrimSpace(p.must(t, "alice", org, "", "get", "accountinfo", "account", "-o", "jsonpath={.spec.account.originClusterId}"))
+	storeID := strings.TrimSpace(p.must(t, "alice", org, "", "get", "accountinfo", "account", "-o", "jsonpath={.spec.fga.store.id}"))
+	aliceOwns := func(after string) {
+		t.Helper()
+		ok, err := f.Check(context.Background(), storeID, corev1alpha1.Tuple{Object: fga.AccountObject(origin, "inviteorg"), Relation: "owner", User: fga.UserID("alice")})
+		if err != nil || !ok {
+			t.Fatalf("after %s alice is no longer owner of inviteorg in OpenFGA (allowed=%v, %v)", after, ok, err)
+		}
+	}
+
+	// The spec's rules are the server's: exactly one of email and user,
+	// and no change after creation.
+	out, err := p.kubectl(t, "alice", org, inviteYAML("nobody", "  role: member\n"), "create", "-f", "-")
+	framework.RequireFails(t, "", out, err, "an Invite naming nobody", "exactly one of email and user")
+	out, err = p.kubectl(t, "alice", org, inviteYAML("both", "  user: bob\n  email: bob@example.com\n"), "create", "-f", "-")
+	framework.RequireFails(t, "", out, err, "an Invite naming a user and an e-mail", "exactly one of email and user")
+
+	// alice invites bob (member) and carol (owner) by user name.
+	out, err = p.kubectl(t, "bob", org, "", "get", "accounts")
+	framework.RequireFails(t, "", out, err, "bob in inviteorg before his invitation", "Forbidden")
+	bob := p.clientset(t, "bob", org)
+	start := time.Now()
+	p.must(t, "alice", org, inviteYAML("bob", "  user: bob\n  role: member\n"), "create", "-f", "-")
+	granted := latency(t, bob, start, true, "bob to read once invited")
+	p.must(t, "alice", org, inviteYAML("carol", "  user: carol\n  role: owner\n"), "create", "-f", "-")
+	p.waitInvite(t, org, "bob", corev1alpha1.ReasonAccepted)
+	p.waitInvite(t, org, "carol", corev1alpha1.ReasonAccepted)
+	out, err = p.kubectl(t, "alice", org, "", "patch", "invite", "bob", "--type=merge", "-p", `{"spec":{"role":"owner"}}`)
+	framework.RequireFails(t, "", out, err, "changing an Invite's role", "immutable")
+	framework.RequireContains(t, p.must(t, "alice", org, "", "get", "invite", "bob", "-o", "jsonpath={.status.acceptedBy}/{.status.roleAssignment}"),
+		"bob/invite-bob", "bob's Invite status")
+
+	// bob reads, navigates, lists the invitations; writes nothing.
+	p.must(t, "bob", org, "", "get", "accounts")
+	p.must(t, "bob", org, "", "get", "invites")
+	p.wsMust(t, "bob", "use", org)
+	for _, c := range [][]string{
+		{"create", "configmap", "x", "-n", "apps"},
+		{"delete", "account", "team"},
+		{"patch", "account", "team", "--type=merge", "-p", `{"spec":{"displayName":"mine"}}`},
+		{"delete", "invite", "carol"},
+	} {
+		out, err := p.kubectl(t, "bob", org, "", c...)
+		framework.RequireFails(t, "", out, err, "bob (a member) running "+strings.Join(c, " "), "Forbidden")
+	}
+	out, err = p.kubectl(t, "bob", org, inviteYAML("bob-friend", "  user: mallory\n  role: owner\n"), "create", "-f", "-")
+	framework.RequireFails(t, "", out, err, "bob (a member) inviting", "Forbidden")
+
+	// carol, owner by invitation, invites dave and grants erin.
+	p.eventuallyAs(t, "carol (owner by invitation) to invite dave", true, "carol", org, "create", "--raw",
+		"/clusters/"+org+"/apis/core.platform-mesh.io/v1alpha1/invites", "-f", "testdata/dave-invite.json")
+	p.runMust(t, "carol", org, roleAssignment("erin-member", "erin", "member"), "create", "-f", "-")
+	p.eventuallyAs(t, "dave to read once carol invited him", true, "dave", org, "get", "configmaps", "-n", "apps")
+	p.eventuallyAs(t, "erin to read once carol granted her", true, "erin", org, "get", "configmaps", "-n", "apps")
+	p.runMust(t, "carol", org, "", "delete", "--raw", "/clusters/"+org+"/apis/core.platform-mesh.io/v1alpha1/invites/dave")
+	p.eventuallyAs(t, "dave to be refused once carol deleted his invitation", false, "dave", org, "get", "configmaps", "-n", "apps")
+	p.runMust(t, "carol", org, "", "delete", "--raw", "/clusters/"+org+"/apis/core.platform-mesh.io/v1alpha1/roleassignments/erin-member")
+	aliceOwns("invitations and grants deleted by carol")
+
+	// Expired invitations never grant.
+	p.must(t, "alice", org, inviteYAML("frank", "  user: frank\n  expiresAt: \"2020-01-01T00:00:00Z\"\n"), "create", "-f", "-")
+	p.waitInvite(t, org, "frank", corev1alpha1.ReasonExpired)
+	out, err = p.run(t, "frank", org, "", "get", "configmaps", "-n", "apps")
+	framework.RequireFails(t, "", out, err, "frank after an expired invitation", "Forbidden")
+
+	// Invitations by e-mail.
+	p.must(t, "alice", org, inviteYAML("gina", "  email: gina@example.com\n"), "create", "-f", "-")
+	p.must(t, "alice", org, inviteYAML("late", "  email: late@example.com\n  expiresAt: \"2020-01-01T00:00:00Z\"\n"), "create", "-f", "-")
+	p.waitInvite(t, org, "gina", corev1alpha1.ReasonPending)
+	p.waitInvite(t, org, "late", corev1alpha1.ReasonExpired)
+
+	// mallory, an outsider with a token of the same issuer, founds her own
+	// organization and tries every way to claim gina's invitation.
+	mallory := p.token("mallory", oidcissuer.Claims{"email": "mallory@example.com", "email_verified": true})
+	if out, err := p.withToken(t, mallory, "root:orgs", account("evilorg", "org"), "create", "-f", "-"); err != nil {
+		t.Fatalf("mallory founding evilorg: %v\n%s", err, out)
+	}
+	framework.Eventually(t, 120*time.Second, 500*time.Millisecond, "mallory's organization to be ready", func() (bool, string) {
+		out, err := p.withToken(t, mallory, "root:orgs:evilorg", "", "get", "accounts")
+		return err == nil, out
+	})
+	attempts := []struct{ what, token string }{
+		{"a token without an e-mail", p.token("gina", nil)},
+		{"a token with another address", mallory},
+		{"gina's address unverified", p.token("gina2", oidcissuer.Claims{"email": "gina@example.com", "email_verified": false})},
+	}
+	for _, a := range attempts {
+		out, err := p.withToken(t, a.token, org, "", "get", "accounts")
+		framework.RequireFails(t, "", out, err, a.what+" in inviteorg", "Forbidden")
+	}
+	// Impersonating gina's address: refused in inviteorg, ignored in
+	// mallory's own organization, where she may impersonate.
+	_, err = p.impersonating(t, mallory, org, "oidc:mallory", "gina@example.com").CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+	if err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("mallory impersonating gina's address in inviteorg: %v", err)
+	}
+	framework.Eventually(t, 60*time.Second, 500*time.Millisecond, "mallory to impersonate in her own organization", func() (bool, string) {
+		_, err := p.impersonating(t, mallory, "root:orgs:evilorg", "oidc:mallory", "gina@example.com").CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	// An Invite she creates in inviteorg: refused.
+	out, err = p.withToken(t, mallory, org, inviteYAML("mallory", "  user: oidc:mallory\n  role: owner\n"), "create", "-f", "-")
+	framework.RequireFails(t, "", out, err, "mallory inviting herself into inviteorg", "Forbidden")
+	// The late invitee signs in: the expired invitation stays expired.
+	late := p.token("late", oidcissuer.Claims{"email": "late@example.com", "email_verified": true})
+	out, err = p.withToken(t, late, org, "", "get", "accounts")
+	framework.RequireFails(t, "", out, err, "the invitee of an expired invitation", "Forbidden")
+
+	// Nothing of that accepted anything (the webhook would have created the
+	// grant within these seconds).
+	time.Sleep(3 * time.Second)
+	if got := p.inviteState(t, org, "gina"); got != corev1alpha1.ReasonPending {
+		t.Fatalf("gina's invitation is %s after the attacks, want Pending", got)
+	}
+	if got := p.inviteState(t, org, "late"); got != corev1alpha1.ReasonExpired {
+		t.Fatalf("the expired invitation is %s after its invitee signed in, want Expired", got)
+	}
+	for _, a := range append(attempts, struct{ what, token string }{"mallory", mallory}) {
+		out, err := p.withToken(t, a.token, org, "", "get", "accounts")
+		framework.RequireFails(t, "", out, err, a.what+" after the attacks", "Forbidden")
+	}
+
+	// gina signs in with her verified address: her first request into
+	// inviteorg accepts the invitation, and within a second she reads.
+	gina := p.token("gina", oidcissuer.Claims{"email": "gina@example.com", "email_verified": true})
+	start = time.Now()
+	var first string
+	framework.Eventually(t, 60*time.Second, 100*time.Millisecond, "gina to read once she signed in", func() (bool, string) {
+		out, err := p.withToken(t, gina, org, "", "get", "accounts")
+		if first == "" {
+			first = fmt.Sprintf("%v: %s", err, out)
+		}
+		return err == nil, out
+	})
+	t.Logf("gina's first request into inviteorg: %s; reading after %v", strings.TrimSpace(first), time.Since(start))
+	p.waitInvite(t, org, "gina", corev1alpha1.ReasonAccepted)
+	framework.RequireContains(t, p.must(t, "alice", org, "", "get", "invite", "gina", "-o", "jsonpath={.status.acceptedBy}"), "oidc:gina", "gina's Invite status")
+	// Used up: another user with the same address gains nothing.
+	other := p.token("gina-again", oidcissuer.Claims{"email": "gina@example.com"})
+	out, err = p.withToken(t, other, org, "", "get", "accounts")
+	framework.RequireFails(t, "", out, err, "a second user with gina's address", "Forbidden")
+
+	// GraphQL: alice invites hank, bob lists the invitations, may not
+	// invite; alice deletes it.
+	const gqlInvite = `mutation { core_platform_mesh_io { v1alpha1 { createInvite(object: {metadata: {name: "hank"}, spec: {user: "hank", role: "member"}}) { metadata { name } } } } }`
+	if out := p.graphql(t, "alice", org, gqlInvite); !strings.Contains(out, `"name":"hank"`) || strings.Contains(out, `"errors"`) {
+		t.Fatalf("alice inviting hank through GraphQL: %s", out)
+	}
+	p.waitInvite(t, org, "hank", corev1alpha1.ReasonAccepted)
+	if out := p.graphql(t, "bob", org, `{ core_platform_mesh_io { v1alpha1 { Invites { items { metadata { name } spec { user email role } status { acceptedBy } } } } } }`); !strings.Contains(out, `"acceptedBy":"hank"`) {
+		t.Errorf("bob listing the invitations through GraphQL: %s", out)
+	}
+	if out := p.graphql(t, "bob", org, strings.ReplaceAll(gqlInvite, "hank", "bobs-friend")); !strings.Contains(out, "orbidden") {
+		t.Errorf("bob (a member) inviting through GraphQL: %s", out)
+	}
+	if out := p.graphql(t, "alice", org, `mutation { core_platform_mesh_io { v1alpha1 { deleteInvite(name: "hank") } } }`); !strings.Contains(out, `"deleteInvite":true`) {
+		t.Errorf("alice deleting hank's invitation through GraphQL: %s", out)
+	}
+
+	// The security-operator restarted and crashing: alice still owns her
+	// organization, invitations still turn into grants.
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		pid := p.component(t, "security-operator")
+		if err := syscall.Kill(pid, sig); err != nil {
+			t.Fatal(err)
+		}
+		framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "the security-operator to be started again", func() (bool, string) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+				return false, "old process still there"
+			}
+			return true, ""
+		})
+		aliceOwns(fmt.Sprintf("the security-operator got %v", sig))
+		p.must(t, "alice", org, inviteYAML("ivan", "  user: ivan\n"), "apply", "-f", "-")
+		p.waitInvite(t, org, "ivan", corev1alpha1.ReasonAccepted)
+		p.must(t, "alice", org, "", "delete", "invite", "ivan")
+	}
+	aliceOwns("restarts")
+
+	// alice removes bob: deleting his Invite revokes the grant it became.
+	start = time.Now()
+	p.must(t, "alice", org, "", "delete", "invite", "bob")
+	revoked := latency(t, bob, start, false, "bob to be refused once his invitation is deleted")
+	if out, err := p.wsRun(t, "bob", "use", org); err == nil {
+		t.Fatalf("bob entered inviteorg after his invitation was deleted:\n%s", out)
+	}
+	aliceOwns("deleting bob's invitation")
+
+	// Outsiders list no organization.
+	for _, tok := range []string{mallory, late} {
+		out, err := p.withToken(t, tok, "root:orgs", "", "get", "accounts")
+		framework.RequireFails(t, "", out, err, "an outsider listing root:orgs", "Forbidden")
+	}
+	t.Logf("invite (kubectl create .. bob's first allowed list): %v; delete invite (kubectl delete .. bob's first refused list): %v", granted, revoked)
+}
