@@ -261,8 +261,32 @@ func TestInvitations(t *testing.T) {
 		_, err := p.impersonating(t, mallory, "root:orgs:evilorg", "oidc:mallory", "gina@example.com").CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
+	// In her own organization, where she may impersonate anybody, an
+	// impersonated address claims not even her own invitation: she
+	// invites victim@example.com there and impersonates oidc:nobody with
+	// that address (a request RBAC refuses, so the webhook sees it).
+	evil := "root:orgs:evilorg"
+	if out, err := p.withToken(t, mallory, evil, inviteYAML("victim", "  email: victim@example.com\n"), "create", "-f", "-"); err != nil {
+		t.Fatalf("mallory inviting into her own organization: %v\n%s", err, out)
+	}
+	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "mallory's invitation to be Pending", func() (bool, string) {
+		out, _ := p.withToken(t, mallory, evil, "", "get", "invite", "victim", "-o", `jsonpath={.status.conditions[?(@.type=="Accepted")].reason}`)
+		return strings.TrimSpace(out) == corev1alpha1.ReasonPending, out
+	})
+	for range 3 {
+		_, err = p.impersonating(t, mallory, evil, "oidc:nobody", "victim@example.com").CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{})
+		if err == nil || !strings.Contains(err.Error(), "forbidden") {
+			t.Fatalf("oidc:nobody (impersonated) listing configmaps in evilorg: %v", err)
+		}
+		time.Sleep(time.Second)
+	}
+	if out, _ := p.withToken(t, mallory, evil, "", "get", "invite", "victim", "-o", `jsonpath={.status.conditions[?(@.type=="Accepted")].reason}/{.status.acceptedBy}`); strings.TrimSpace(out) != corev1alpha1.ReasonPending+"/" {
+		t.Fatalf("an impersonated e-mail address accepted an invitation: %s", out)
+	}
 	// An Invite she creates in inviteorg: refused.
-	out, err = p.withToken(t, mallory, org, inviteYAML("mallory", "  user: oidc:mallory\n  role: owner\n"), "create", "--validate=false", "-f", "-")
+	// (a raw POST: she may not even read inviteorg's discovery)
+	out, err = p.withToken(t, mallory, org, `{"apiVersion":"core.platform-mesh.io/v1alpha1","kind":"Invite","metadata":{"name":"mallory"},"spec":{"user":"oidc:mallory","role":"owner"}}`,
+		"create", "--raw", "/clusters/"+org+"/apis/core.platform-mesh.io/v1alpha1/invites", "-f", "-")
 	framework.RequireFails(t, "", out, err, "mallory inviting herself into inviteorg", "Forbidden")
 	// The late invitee signs in: the expired invitation stays expired.
 	late := p.token("late", oidcissuer.Claims{"email": "late@example.com", "email_verified": true})
