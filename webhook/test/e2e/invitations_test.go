@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,6 +112,37 @@ func (p *oidcPlatform) impersonating(t *testing.T, token, workspace, user, email
 	}
 	return cs
 }
+
+// withHeaders is a clientset of a workspace with a bearer token that
+// sends more headers.
+func (p *oidcPlatform) withHeaders(t *testing.T, token, workspace string, headers map[string]string) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: p.kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: "bob", ClusterInfo: clientcmdapi.Cluster{Server: p.env["CORE_URL"] + "/clusters/" + workspace}}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.BearerToken, cfg.BearerTokenFile = token, ""
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			r = r.Clone(r.Context())
+			for k, v := range headers {
+				r.Header.Set(k, v)
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func inviteYAML(name, spec string) string {
 	return fmt.Sprintf("apiVersion: core.platform-mesh.io/v1alpha1\nkind: Invite\nmetadata:\n  name: %s\nspec:\n%s", name, spec)
@@ -250,6 +282,15 @@ func TestInvitations(t *testing.T) {
 	for _, a := range attempts {
 		out, err := p.withToken(t, a.token, org, "", "get", "accounts")
 		framework.RequireFails(t, "", out, err, a.what+" in inviteorg", "Forbidden")
+	}
+	// Front-proxy identity headers naming gina's address, sent with a
+	// token: the core takes them only from its front proxy's client
+	// certificate.
+	for _, h := range []string{"X-Remote-Extra-" + strings.ReplaceAll(emailExtraKey, "/", "%2f"), "X-Remote-User"} {
+		_, err = p.withHeaders(t, p.token("gina3", nil), org, map[string]string{h: "gina@example.com"}).CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+		if err == nil || !strings.Contains(err.Error(), "forbidden") {
+			t.Fatalf("a token with the header %s naming gina's address in inviteorg: %v", h, err)
+		}
 	}
 	// Impersonating gina's address: refused in inviteorg, ignored in
 	// mallory's own organization, where she may impersonate.
