@@ -114,8 +114,20 @@ func (d *Decider) Decide(ctx context.Context, r review.Review) Result {
 	case info.StoreID == "":
 		return noOpinion("workspace %s has no OpenFGA store", info.Path)
 	}
-	// A sign-in with a verified e-mail address an Invite here names.
-	d.Invites.Observe(cluster, r.Spec.User, r.Spec.Extra)
+	// A sign-in with a verified e-mail address an Invite here names: while
+	// its grant is being made, what it would refuse is asked again.
+	if d.Invites.Observe(cluster, r.Spec.User, r.Spec.Extra) {
+		if res := d.decideAccount(ctx, r, cluster, info); res.Status.Allowed || res.RetryAfter > 0 {
+			return res
+		}
+		return Result{RetryAfter: d.RetryAfter, Cache: "none",
+			Status: authorizationv1.SubjectAccessReviewStatus{Reason: "accepting an invitation of " + r.Spec.User}}
+	}
+	return d.decideAccount(ctx, r, cluster, info)
+}
+
+// decideAccount answers a review about an account workspace.
+func (d *Decider) decideAccount(ctx context.Context, r review.Review, cluster string, info clusters.Info) Result {
 	ws := mapping.Workspace{Cluster: cluster, Account: fga.AccountObject(info.OriginCluster, info.Account)}
 	var q mapping.Query
 	var err error

@@ -32,10 +32,20 @@ func (d *Decider) decideOrg(ctx context.Context, cluster, user string, groups []
 		return noOpinion("logical cluster %s is no account workspace", cluster)
 	}
 	// An invitee asking for the organization by name (kubectl ws use
-	// root:orgs:<org>, kubectl get account <org>) signs in to it.
-	if info, ok := d.Clusters.ByPath(clusters.OrgsPrefix + name); ok {
-		d.Invites.Observe(info.Cluster, user, extra)
+	// root:orgs:<org>, kubectl get account <org>) signs in to it; while
+	// the grant is being made, a refusal is asked again.
+	if info, ok := d.Clusters.ByPath(clusters.OrgsPrefix + name); ok && d.Invites.Observe(info.Cluster, user, extra) {
+		if res := d.decideOrgRead(ctx, cluster, user, groups, name, relation); res.Status.Allowed || res.RetryAfter > 0 {
+			return res
+		}
+		return Result{RetryAfter: d.RetryAfter, Cache: "none",
+			Status: authorizationv1.SubjectAccessReviewStatus{Reason: "accepting an invitation of " + user}}
 	}
+	return d.decideOrgRead(ctx, cluster, user, groups, name, relation)
+}
+
+// decideOrgRead answers for the organization name in root:orgs (cluster).
+func (d *Decider) decideOrgRead(ctx context.Context, cluster, user string, groups []string, name, relation string) Result {
 	founder, found, err := d.Orgs.Founder(ctx, cluster, name)
 	switch {
 	case err != nil:

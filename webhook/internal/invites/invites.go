@@ -117,7 +117,8 @@ func (a *Acceptor) Set(cluster, name string, inv *corev1alpha1.Invite) {
 
 // Observe looks at one review of cluster: a trusted e-mail address that an
 // open Invite of cluster names queues its acceptance for user. It never
-// blocks and reports whether an acceptance was queued.
+// blocks and reports whether an acceptance for the user is under way
+// (queued within AcceptWindow).
 func (a *Acceptor) Observe(cluster, user string, extra map[string]authorizationv1.ExtraValue) bool {
 	if a == nil {
 		return false
@@ -130,23 +131,33 @@ func (a *Acceptor) Observe(cluster, user string, extra map[string]authorizationv
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.init()
-	queued := false
+	accepting := false
 	for _, inv := range a.byCluster[cluster] {
 		if !strings.EqualFold(inv.Spec.Email, email) || !corev1alpha1.InviteOpen(inv, now) {
 			continue
 		}
-		if last, ok := a.tried[inv.UID]; ok && now.Sub(last) < 5*time.Second {
+		if last, ok := a.tried[inv.UID]; ok && now.Sub(last) < retryAfter {
+			accepting = accepting || now.Sub(last) < AcceptWindow
 			continue
 		}
 		select {
 		case a.work <- acceptance{cluster: cluster, user: user, invite: inv}:
 			a.tried[inv.UID] = now
-			queued = true
+			accepting = true
 		default:
 		}
 	}
-	return queued
+	return accepting
 }
+
+// AcceptWindow is how long after an acceptance was queued Observe still
+// reports it as under way: the decider answers the invitee's refused
+// requests with "retry" meanwhile, so his first request usually waits for
+// the grant rather than being refused.
+const AcceptWindow = 3 * time.Second
+
+// retryAfter is how long an acceptance is not queued again.
+const retryAfter = 5 * time.Second
 
 // Run creates the grants of accepted invitations until ctx ends.
 func (a *Acceptor) Run(ctx context.Context) {

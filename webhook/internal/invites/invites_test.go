@@ -86,8 +86,18 @@ func TestObserve(t *testing.T) {
 		t.Fatal("bob's sign-in accepted nothing")
 	}
 	<-done
+	// Under way: reported (the decider asks again), not queued twice.
+	if !a.Observe("acme", "oidc:bob", email("bob@example.com")) {
+		t.Error("bob's acceptance is not reported as under way")
+	}
+	now = now.Add(AcceptWindow)
 	if a.Observe("acme", "oidc:bob", email("bob@example.com")) {
+		t.Error("bob's acceptance is still reported as under way after AcceptWindow")
+	}
+	select {
+	case <-done:
 		t.Error("the same invitation was accepted twice at once")
+	case <-time.After(100 * time.Millisecond):
 	}
 	mu.Lock()
 	defer mu.Unlock()

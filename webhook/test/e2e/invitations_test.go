@@ -356,10 +356,12 @@ func TestInvitations(t *testing.T) {
 	framework.Eventually(t, 60*time.Second, 100*time.Millisecond, "gina to read once she signed in", func() (bool, string) {
 		out, err := p.withToken(t, gina, org, "", "get", "accounts")
 		if first == "" {
-			first = fmt.Sprintf("%v: %s", err, out)
+			first = fmt.Sprintf("error %v: %s", err, out)
 		}
 		return err == nil, out
 	})
+	// (While the webhook makes the grant it answers her requests with
+	// "retry", so the first one usually waits for it and succeeds.)
 	t.Logf("gina's first request into inviteorg: %s; reading after %v", strings.TrimSpace(first), time.Since(start))
 	p.waitInvite(t, org, "gina", corev1alpha1.ReasonAccepted)
 	framework.RequireContains(t, p.must(t, "alice", org, "", "get", "invite", "gina", "-o", "jsonpath={.status.acceptedBy}"), "oidc:gina", "gina's Invite status")
