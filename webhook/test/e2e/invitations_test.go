@@ -113,6 +113,29 @@ func (p *oidcPlatform) impersonating(t *testing.T, token, workspace, user, email
 	return cs
 }
 
+// wsWithToken runs the kubectl-ws plugin with a bearer token (as bob's
+// context on a copy of the kubeconfig).
+func (p *oidcPlatform) wsWithToken(t *testing.T, token string, args ...string) (string, error) {
+	t.Helper()
+	data, err := os.ReadFile(p.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(framework.KubectlBinary(), "--kubeconfig", kc, "config", "set-credentials", "bob", "--token", token).CombinedOutput(); err != nil {
+		t.Fatalf("setting the token: %v\n%s", err, out)
+	}
+	bin, err := framework.Binary("kubectl-ws", "core", "./cmd/kubectl-ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, append([]string{"--kubeconfig", kc, "--context", "bob"}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
 // withHeaders is a clientset of a workspace with a bearer token that
 // sends more headers.
 func (p *oidcPlatform) withHeaders(t *testing.T, token, workspace string, headers map[string]string) *kubernetes.Clientset {
@@ -369,6 +392,19 @@ func TestInvitations(t *testing.T) {
 	other := p.token("gina-again", oidcissuer.Claims{"email": "gina@example.com"})
 	out, err = p.withToken(t, other, org, "", "get", "accounts")
 	framework.RequireFails(t, "", out, err, "a second user with gina's address", "Forbidden")
+
+	// An invitee whose first step is kubectl ws use: he enters.
+	p.must(t, "alice", org, inviteYAML("jack", "  email: jack@example.com\n"), "create", "-f", "-")
+	p.waitInvite(t, org, "jack", corev1alpha1.ReasonPending)
+	jack := p.token("jack", oidcissuer.Claims{"email": "jack@example.com", "email_verified": true})
+	tries := 0
+	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "jack to enter inviteorg with kubectl ws use", func() (bool, string) {
+		tries++
+		out, err := p.wsWithToken(t, jack, "use", org)
+		return err == nil, out
+	})
+	t.Logf("jack entered inviteorg with kubectl ws use at attempt %d", tries)
+	p.waitInvite(t, org, "jack", corev1alpha1.ReasonAccepted)
 
 	// GraphQL: alice invites hank, bob lists the invitations, may not
 	// invite; alice deletes it.
