@@ -195,7 +195,8 @@ func (p *platform) waitInvite(t *testing.T, workspace, name, state string) {
 // nobody else: not a token without the e-mail, with another address, with
 // the address unverified, an impersonated e-mail (refused in inviteorg;
 // in the attacker's own organization ignored), an Invite an outsider
-// creates in inviteorg (refused). Expired invitations never grant. alice
+// creates in inviteorg (refused). Expired invitations never grant, also
+// one that expires while pending. alice
 // removes bob by deleting his Invite (time to his first refusal logged).
 // alice's ownership survives deleting grants and invitations, a restart
 // and a SIGKILL of the security-operator. Outsiders list no organization.
@@ -392,6 +393,19 @@ func TestInvitations(t *testing.T) {
 	other := p.token("gina-again", oidcissuer.Claims{"email": "gina@example.com"})
 	out, err = p.withToken(t, other, org, "", "get", "accounts")
 	framework.RequireFails(t, "", out, err, "a second user with gina's address", "Forbidden")
+
+	// A pending invitation expires: its status says so and the invitee's
+	// sign-in after that accepts nothing.
+	soon := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
+	p.must(t, "alice", org, inviteYAML("kate", "  email: kate@example.com\n  expiresAt: \""+soon+"\"\n"), "create", "-f", "-")
+	p.waitInvite(t, org, "kate", corev1alpha1.ReasonExpired)
+	kate := p.token("kate", oidcissuer.Claims{"email": "kate@example.com", "email_verified": true})
+	out, err = p.withToken(t, kate, org, "", "get", "accounts")
+	framework.RequireFails(t, "", out, err, "kate after her invitation expired", "Forbidden")
+	time.Sleep(2 * time.Second)
+	if got := p.inviteState(t, org, "kate"); got != corev1alpha1.ReasonExpired {
+		t.Fatalf("kate's expired invitation is %s after she signed in, want Expired", got)
+	}
 
 	// An invitee whose first step is kubectl ws use: he enters.
 	p.must(t, "alice", org, inviteYAML("jack", "  email: jack@example.com\n"), "create", "-f", "-")
