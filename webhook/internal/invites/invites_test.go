@@ -2,6 +2,7 @@ package invites
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -61,8 +62,10 @@ func TestObserve(t *testing.T) {
 			done <- struct{}{}
 			return nil
 		}}
+	n := 0
 	inv := func(name, addr string, expires time.Time) *corev1alpha1.Invite {
-		return &corev1alpha1.Invite{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)},
+		n++
+		return &corev1alpha1.Invite{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(fmt.Sprintf("uid-%d", n))},
 			Spec: corev1alpha1.InviteSpec{Email: addr, ExpiresAt: &metav1.Time{Time: expires}}}
 	}
 	a.Set("acme", "bob", inv("bob", "Bob@Example.com", now.Add(time.Hour)))
