@@ -276,7 +276,9 @@ type statusError struct {
 	body string
 }
 
-func (e *statusError) Error() string { return fmt.Sprintf("cache server answered %d: %s", e.code, e.body) }
+func (e *statusError) Error() string {
+	return fmt.Sprintf("cache server answered %d: %s", e.code, e.body)
+}
 
 func (w *Writer) do(ctx context.Context, method, u string, body []byte, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))

@@ -42,7 +42,8 @@ func testReplicaCost(t *testing.T, sh *framework.Shards) {
 }
 
 // fromCache reports whether the shards read each other from the cache
-// server (--replica-source=cache in MESHPLANE_E2E_ARGS).
+// server (framework.StartShards' default, unless MESHPLANE_E2E_ARGS has
+// --replica-source=shards).
 func fromCache() bool {
-	return strings.Contains(os.Getenv("MESHPLANE_E2E_ARGS"), "--replica-source=cache")
+	return !strings.Contains(os.Getenv("MESHPLANE_E2E_ARGS"), "--replica-source=shards")
 }
