@@ -41,22 +41,23 @@ func TestReplicationBench(t *testing.T) {
 			sizes = append(sizes, n)
 		}
 	}
-	workspaces := envInt("PROXY_BENCH_REPLICATION_WORKSPACES", 16)
+	workspaces := envInt("PROXY_BENCH_REPLICATION_WORKSPACES", 32)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Replication cost per shard (%d workspaces spread over the shards; mean over the shards, max in brackets):\n\n", workspaces)
-	b.WriteString("| source | shards | watches per shard | replicated objects per shard | Go heap in use per shard (MiB) | watches in the install |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| source | shards | watches per shard | replicated objects per shard | goroutines per shard | Go heap in use per shard (MiB) | replica watches in the install |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, source := range []string{"shards", "cache"} {
 		for _, n := range sizes {
 			t.Run(fmt.Sprintf("%s-%d", source, n), func(t *testing.T) {
 				costs := replicationCost(t, source, n, workspaces)
-				var w, o, h, wMax, oMax, hMax float64
+				var w, o, g, h, wMax, oMax, gMax, hMax float64
 				for _, c := range costs {
-					w, o, h = w+c.watches, o+c.objects, h+c.heap
-					wMax, oMax, hMax = max(wMax, c.watches), max(oMax, c.objects), max(hMax, c.heap)
+					w, o, g, h = w+c.watches, o+c.objects, g+c.goroutines, h+c.heap
+					wMax, oMax, gMax, hMax = max(wMax, c.watches), max(oMax, c.objects), max(gMax, c.goroutines), max(hMax, c.heap)
 				}
 				k := float64(len(costs))
-				fmt.Fprintf(&b, "| %s | %d | %.0f (%.0f) | %.0f (%.0f) | %.1f (%.1f) | %.0f |\n", source, n, w/k, wMax, o/k, oMax, h/k/(1<<20), hMax/(1<<20), w)
+				fmt.Fprintf(&b, "| %s | %d | %.0f (%.0f) | %.0f (%.0f) | %.0f (%.0f) | %.1f (%.1f) | %.0f |\n", source, n, w/k, wMax, o/k, oMax, g/k, gMax,
+					h/k/(1<<20), hMax/(1<<20), w)
 			})
 		}
 	}
@@ -70,12 +71,13 @@ func TestReplicationBench(t *testing.T) {
 }
 
 // shardCost is one shard's replication figures.
-type shardCost struct{ watches, objects, heap float64 }
+type shardCost struct{ watches, objects, goroutines, heap float64 }
 
 var (
 	watchesMetric = regexp.MustCompile(`(?m)^meshplane_shard_replica_watches (\S+)$`)
 	objectsMetric = regexp.MustCompile(`(?m)^meshplane_shard_replica_objects\{resource="([^"]+)"\} (\S+)$`)
 	heapMetric    = regexp.MustCompile(`(?m)^go_memstats_heap_inuse_bytes (\S+)$`)
+	goroutines    = regexp.MustCompile(`(?m)^go_goroutines (\S+)$`)
 )
 
 // replicationCost starts n shards reading each other from source, spreads
@@ -132,6 +134,9 @@ func replicationCost(t *testing.T, source string, n, workspaces int) []shardCost
 			}
 			if m := heapMetric.FindStringSubmatch(body); m != nil {
 				c.heap, _ = strconv.ParseFloat(m[1], 64)
+			}
+			if m := goroutines.FindStringSubmatch(body); m != nil {
+				c.goroutines, _ = strconv.ParseFloat(m[1], 64)
 			}
 			costs[i] = c
 			return r.Code == 200 && lcs >= float64(want), fmt.Sprintf("%d: %.0f replicated logical clusters, want at least %d", r.Code, lcs, want)
