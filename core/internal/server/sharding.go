@@ -41,6 +41,11 @@ type shardParts struct {
 		Get(ctx context.Context, cluster, namespace, name string) (*corev1alpha1.Shard, error)
 	}
 	register func(ctx context.Context) error
+	// writer writes this shard's shared objects to the cache server
+	// (--replica-source=cache).
+	writer *sharding.Writer
+	// cache is the cache server the root shard embeds.
+	cache *cacheserver.Handler
 }
 
 func (p *parts) isRootShard() bool { return p.config.Options.ShardName == sharding.RootShard }
@@ -155,8 +160,13 @@ func (p *parts) withCacheServer(next http.Handler, c *genericapiserver.Config) h
 		return next
 	}
 	h := &cacheserver.Handler{Client: p.backend.Client(), Prefix: cacheKeyPrefix, Resources: sharding.CacheResources()}
+	p.sharding.cache = h
 	return cacheserver.WithCacheServer(next, h, c.Authentication.Authenticator)
 }
+
+// cacheSweepInterval is how often the root shard looks for copies of
+// shards that left (deleted at the second look that misses them).
+const cacheSweepInterval = 30 * time.Second
 
 // cacheKeyPrefix is the etcd key prefix of the embedded cache server,
 // apart from the shard's own objects (under /registry).
@@ -226,7 +236,24 @@ func (p *parts) replicateOtherShards(ctx context.Context, inf informers) {
 		go shards.RunWithContext(ctx)
 	}
 	go others.Run(ctx)
+	if w := p.sharding.writer; w != nil {
+		go w.Run(ctx)
+	}
 	if p.isRootShard() {
+		if h := p.sharding.cache; h != nil {
+			sw := &cacheserver.Sweeper{Handler: h, Shards: func(ctx context.Context) (map[string]bool, error) {
+				all, err := p.sharding.shards.List(ctx)
+				if err != nil {
+					return nil, err
+				}
+				names := map[string]bool{}
+				for _, sh := range all {
+					names[sh.Name] = true
+				}
+				return names, nil
+			}}
+			go sw.Run(ctx, cacheSweepInterval)
+		}
 		return
 	}
 	// Another shard is ready once it sees root's objects (exports to bind,

@@ -41,7 +41,7 @@ const (
 
 // startCacheServer runs the cache server on a real etcd, behind
 // WithCacheServer with a token authenticator; other paths are 404.
-func startCacheServer(t *testing.T) string {
+func startCacheServer(t *testing.T) (string, *cacheserver.Handler) {
 	t.Helper()
 	e, err := embeddedetcd.Start(t.TempDir(), freePort(t), freePort(t), 1<<20)
 	if err != nil {
@@ -60,7 +60,7 @@ func startCacheServer(t *testing.T) string {
 	h := &cacheserver.Handler{Client: e.InProcessClient(), Prefix: "/meshplane-cache/", Resources: CacheResources()}
 	srv := httptest.NewServer(cacheserver.WithCacheServer(http.NotFoundHandler(), h, authn))
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv.URL, h
 }
 
 func send(t *testing.T, method, url, token string, obj any) int {
@@ -93,7 +93,7 @@ func exportURL(base, shard, cluster, name string) string {
 // the cache server; a tenant's token, no token, and the tenant's request
 // dressed as a workspace path are refused, and nothing is written.
 func TestCacheServerShardsOnly(t *testing.T) {
-	base := startCacheServer(t)
+	base, _ := startCacheServer(t)
 	if code := send(t, http.MethodPut, exportURL(base, "root", "provider", "example.org"), tenantToken, exportObj("example.org")); code != http.StatusForbidden {
 		t.Errorf("a tenant writing a replica: %d, want 403", code)
 	}
@@ -128,7 +128,7 @@ func TestCacheServerShardsOnly(t *testing.T) {
 // objects from the cache server with one informer per kind, each object
 // with its shard, leaving its own out; a delete reaches it by watch.
 func TestCacheServerReplicas(t *testing.T) {
-	base := startCacheServer(t)
+	base, _ := startCacheServer(t)
 	lc := func(name string) map[string]any {
 		return map[string]any{"apiVersion": "core.kcp.io/v1alpha1", "kind": "LogicalCluster", "metadata": map[string]any{"name": name}}
 	}
@@ -184,4 +184,29 @@ func TestCacheServerReplicas(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Logf("a delete reached the replica after %s", time.Since(deleted))
+}
+
+// TestCacheServerSweep: the copies of a shard whose Shard is gone are
+// deleted at the second sweep that misses it; a registered shard's stay.
+func TestCacheServerSweep(t *testing.T) {
+	base, h := startCacheServer(t)
+	for _, shard := range []string{"root", "gone"} {
+		if code := send(t, http.MethodPut, exportURL(base, shard, "c-"+shard, "example.org"), shardToken, exportObj("example.org")); code != http.StatusOK {
+			t.Fatalf("writing %s's export: %d", shard, code)
+		}
+	}
+	s := &cacheserver.Sweeper{Handler: h, Shards: func(context.Context) (map[string]bool, error) { return map[string]bool{"root": true}, nil }}
+	ctx := context.Background()
+	if n, err := s.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("first sweep deleted %d (%v), want 0: a shard missing once keeps its copies", n, err)
+	}
+	if n, err := s.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("second sweep deleted %d (%v), want gone's export", n, err)
+	}
+	if code := send(t, http.MethodGet, exportURL(base, "gone", "c-gone", "example.org"), shardToken, nil); code != http.StatusNotFound {
+		t.Errorf("gone's export after the sweeps: %d, want 404", code)
+	}
+	if code := send(t, http.MethodGet, exportURL(base, "root", "c-root", "example.org"), shardToken, nil); code != http.StatusOK {
+		t.Errorf("root's export after the sweeps: %d, want 200", code)
+	}
 }

