@@ -329,6 +329,12 @@ if [[ ${PROXY_BENCH:-1} != 0 ]]; then
 			FRONT_PROXY_BIN="$ROOT/bin/front-proxy" APIGEN_BIN="$ROOT/bin/apigen" \
 			go test -count=1 -run 'TestSharingBench' ./proxy/test/bench/ 2>&1 | grep -E '^(ok|FAIL|---)' || true
 		cat "$DIR/sharing.md" 2>/dev/null || true
+		# Replication cost per shard at 2, 4 and 8 shards, with the
+		# replicas of each shard and with the cache server.
+		echo
+		PROXY_BENCH_RUN=1 PROXY_BENCH_REPLICATION_OUT="$DIR/replication.md" MESHPLANE_BIN="$ROOT/bin/meshplane" \
+			go test -count=1 -timeout 30m -run 'TestReplicationBench' ./proxy/test/bench/ 2>&1 | grep -E '^(ok|FAIL|---)' || true
+		cat "$DIR/replication.md" 2>/dev/null || true
 	} | tee -a bench-results.md
 fi
 

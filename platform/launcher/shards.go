@@ -102,8 +102,10 @@ func shardArgs(c *Config) []string {
 	if c.Shards < 2 {
 		return nil
 	}
+	// The shards read each other from the cache server the root shard
+	// embeds: one watch per kind whatever the number of shards.
 	return []string{"--requestheader-client-ca-file", filepath.Join(frontProxyDir(c), "requestheader-ca.crt"),
-		"--requestheader-allowed-names", frontProxyName, "--shard-external-url", c.FrontProxyURL()}
+		"--requestheader-allowed-names", frontProxyName, "--shard-external-url", c.FrontProxyURL(), "--replica-source=cache"}
 }
 
 // ensureProxyCerts writes the proxy's certificates unless they exist: the

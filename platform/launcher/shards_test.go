@@ -60,6 +60,10 @@ func TestShardsFlag(t *testing.T) {
 			if i := slices.Index(comp.Args, "--shard-name"); i < 0 || comp.Args[i+1] != name {
 				t.Errorf("%s is started without --shard-name %s: %v", comp.Name, name, comp.Args)
 			}
+			// Every shard reads the others from the root shard's cache server.
+			if !slices.Contains(comp.Args, "--replica-source=cache") {
+				t.Errorf("%s is started without --replica-source=cache: %v", comp.Name, comp.Args)
+			}
 		}
 		if fmt.Sprint(got) != fmt.Sprint(w.shards) {
 			t.Errorf("--shards %d: shard ports %v, want %v", n, got, w.shards)

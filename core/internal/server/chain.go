@@ -50,7 +50,8 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 	chain = p.withMounts(chain, c)
 	chain = serviceaccount.WithClusterFromToken(chain, clusters.Prefix, clusters.IsValidName)
 	chain = apiexportvw.WithVirtualWorkspace(lifecycle.WithVirtualWorkspaces(chain), p.exports)
-	return apiresourceschemavw.WithVirtualWorkspace(chain, p.index.Resolve, p.boundSchemas)
+	chain = apiresourceschemavw.WithVirtualWorkspace(chain, p.index.Resolve, p.boundSchemas)
+	return p.withCacheServer(chain, c)
 }
 
 // maxTenantLists is how many LISTs of users outside the system groups are

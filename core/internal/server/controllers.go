@@ -64,6 +64,15 @@ func (p *parts) startControllers(ctx context.Context) error {
 	first := []controller{p.installCRD(), p.installNamespace(inf), p.installAPIExport(inf), p.installPermissionClaimLabel(), p.installAPIBinding(inf),
 		p.installDefaultAPIBindings(), p.installServiceAccounts(inf), p.installClusterRoleAggregation(inf),
 		p.installResourceQuota(inf), p.installGarbageCollector(), p.installPolicyStatus(inf)}
+	if p.sharding.shards.CacheServer != nil {
+		// Built before the informers start (it indexes them), run once the
+		// shard is registered (replicateOtherShards).
+		w, err := p.cacheWriter(inf)
+		if err != nil {
+			return err
+		}
+		p.sharding.writer = w
+	}
 	afterRoot := []controller{p.installWorkspace(inf), p.installLogicalCluster(), p.installUniversal(), p.installWorkspaceType(inf),
 		p.installWorkspaceMount(inf)}
 	go p.crdIndex.Run(ctx)

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
@@ -12,15 +14,20 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/meshplane/meshplane/core/internal/authorization"
+	"github.com/meshplane/meshplane/core/internal/cacheserver"
 	"github.com/meshplane/meshplane/core/internal/clusters"
 	apiexportcontroller "github.com/meshplane/meshplane/core/internal/controllers/apiexport"
 	"github.com/meshplane/meshplane/core/internal/registry/wildcard"
+	"github.com/meshplane/meshplane/core/internal/server/options"
 	"github.com/meshplane/meshplane/core/internal/sharding"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
@@ -34,6 +41,11 @@ type shardParts struct {
 		Get(ctx context.Context, cluster, namespace, name string) (*corev1alpha1.Shard, error)
 	}
 	register func(ctx context.Context) error
+	// writer writes this shard's shared objects to the cache server
+	// (--replica-source=cache).
+	writer *sharding.Writer
+	// cache is the cache server the root shard embeds.
+	cache *cacheserver.Handler
 }
 
 func (p *parts) isRootShard() bool { return p.config.Options.ShardName == sharding.RootShard }
@@ -65,13 +77,16 @@ func (p *parts) newSharding() error {
 			return tenancy.RegisterShard(ctx, p.reg.shards, opts.ShardName, spec)
 		}
 		p.types.Elsewhere = p.typesElsewhere
-		return nil
+		return p.useCacheServer(opts.ShardBaseURL)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", opts.RootShardKubeconfig)
 	if err != nil {
 		return fmt.Errorf("--root-shard-kubeconfig: %w", err)
 	}
 	s.Remote = cfg
+	if err := p.useCacheServer(cfg.Host); err != nil {
+		return err
+	}
 	rootShards, err := sharding.NewRemote(cfg, corev1alpha1.SchemeGroupVersion.WithResource("shards"), func() *corev1alpha1.Shard { return &corev1alpha1.Shard{} })
 	if err != nil {
 		return err
@@ -97,6 +112,65 @@ func (p *parts) newSharding() error {
 	}
 	return nil
 }
+
+// useCacheServer makes the shard read the other shards from the cache
+// server with --replica-source=cache: the one of --cache-server-kubeconfig,
+// else the one the root shard (at rootURL) embeds, with the credentials
+// for other shards.
+func (p *parts) useCacheServer(rootURL string) error {
+	opts := p.config.Options
+	if opts.ReplicaSource != options.ReplicaSourceCache {
+		return nil
+	}
+	s := p.sharding.shards
+	cfg := rest.CopyConfig(s.Remote)
+	cfg.Host = strings.TrimSuffix(rootURL, "/") + cacheserver.PathPrefix
+	if opts.CacheServerKubeconfig != "" {
+		c, err := clientcmd.BuildConfigFromFlags("", opts.CacheServerKubeconfig)
+		if err != nil {
+			return fmt.Errorf("--cache-server-kubeconfig: %w", err)
+		}
+		cfg = c
+	}
+	s.CacheServer = cfg
+	s.ReplicaRBAC = authorization.NewBind(sharding.ReplicaRBAC{Others: s.Others()})
+	return nil
+}
+
+// cacheWriter writes this shard's shared objects to the cache server
+// (--replica-source=cache), from the shared informers.
+func (p *parts) cacheWriter(inf informers) (*sharding.Writer, error) {
+	local := map[schema.GroupVersionResource]cache.SharedIndexInformer{}
+	for _, kind := range sharding.CacheKinds {
+		st, ok := p.storage[kind.GVR.GroupVersion()][kind.GVR.Resource].(wildcard.Storage)
+		if !ok {
+			return nil, fmt.Errorf("no registry for %s", kind.GVR)
+		}
+		local[kind.GVR] = inf.of(st, kind.New())
+	}
+	s := p.sharding.shards
+	return sharding.NewWriter(s.Self, s.CacheServer, local)
+}
+
+// withCacheServer serves the embedded cache server on the root shard
+// (kcp's default): the shards' replicas in this shard's etcd under their
+// own key prefix, at /services/cache, to shards only.
+func (p *parts) withCacheServer(next http.Handler, c *genericapiserver.Config) http.Handler {
+	if !p.isRootShard() {
+		return next
+	}
+	h := &cacheserver.Handler{Client: p.backend.Client(), Prefix: cacheKeyPrefix, Resources: sharding.CacheResources()}
+	p.sharding.cache = h
+	return cacheserver.WithCacheServer(next, h, c.Authentication.Authenticator)
+}
+
+// cacheSweepInterval is how often the root shard looks for copies of
+// shards that left (deleted at the second look that misses them).
+const cacheSweepInterval = 30 * time.Second
+
+// cacheKeyPrefix is the etcd key prefix of the embedded cache server,
+// apart from the shard's own objects (under /registry).
+const cacheKeyPrefix = "/meshplane-cache/"
 
 // typesElsewhere reads a WorkspaceType of a workspace on another shard
 // (found by walking the tree from root) when there is more than one
@@ -162,7 +236,24 @@ func (p *parts) replicateOtherShards(ctx context.Context, inf informers) {
 		go shards.RunWithContext(ctx)
 	}
 	go others.Run(ctx)
+	if w := p.sharding.writer; w != nil {
+		go w.Run(ctx)
+	}
 	if p.isRootShard() {
+		if h := p.sharding.cache; h != nil {
+			sw := &cacheserver.Sweeper{Handler: h, Shards: func(ctx context.Context) (map[string]bool, error) {
+				all, err := p.sharding.shards.List(ctx)
+				if err != nil {
+					return nil, err
+				}
+				names := map[string]bool{}
+				for _, sh := range all {
+					names[sh.Name] = true
+				}
+				return names, nil
+			}}
+			go sw.Run(ctx, cacheSweepInterval)
+		}
 		return
 	}
 	// Another shard is ready once it sees root's objects (exports to bind,

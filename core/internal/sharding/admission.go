@@ -55,7 +55,10 @@ func (o *Others) InCluster(kind Kind, cluster string) ([]runtime.Object, Placeme
 		if _, ok, _ := r.informers[LogicalClusters.GVR].GetIndexer().GetByKey(key); !ok {
 			continue
 		}
-		inf := r.informers[kind.GVR]
+		inf := r.informer(kind)
+		if inf == nil {
+			return nil, Unknown
+		}
 		if !inf.HasSynced() {
 			return nil, NotSynced
 		}

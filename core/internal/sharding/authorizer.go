@@ -53,6 +53,11 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 	if d == authorizer.DecisionAllow || a.Shards == nil || cluster == "" || cluster == clusters.Wildcard || a.IsLocal(cluster) {
 		return d, reason, err
 	}
+	if a.Deep && a.Shards.ReplicaRBAC != nil && a.Shards.Others().HasRBAC(cluster) {
+		// The cluster's RBAC is replicated: decided here, as its shard
+		// would, and a revocation counts once the cache's watch brings it.
+		return a.Shards.ReplicaRBAC.Authorize(ctx, attrs)
+	}
 	c, ok, herr := a.Shards.Holding(ctx, cluster)
 	if herr != nil {
 		return authorizer.DecisionNoOpinion, "", herr

@@ -23,6 +23,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/rest"
 
 	"github.com/meshplane/meshplane/core/internal/authorization"
@@ -49,6 +50,15 @@ type Shards struct {
 	// Remote is the config for other shards: credentials and CA; the host
 	// is replaced by a Shard's spec.baseURL.
 	Remote *rest.Config
+	// CacheServer, when set, is the cache server (its host ends in
+	// /services/cache, with the shard admin's credentials): the replicas
+	// of the other shards are read from it, one watch per kind, instead of
+	// from each shard.
+	CacheServer *rest.Config
+	// ReplicaRBAC decides deep checks (bind, maximal permission policies)
+	// in clusters whose RBAC the cache server replicates
+	// (authorization.NewBind over ReplicaRBAC); nil asks the other shard.
+	ReplicaRBAC authorizer.Authorizer
 
 	mu      sync.Mutex
 	clients map[string]*Clients

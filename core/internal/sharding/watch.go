@@ -12,6 +12,7 @@ import (
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/meshplane/meshplane/core/internal/cacheserver"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
 )
 
@@ -75,13 +77,33 @@ type Others struct {
 	onShards []func()
 	// listed is true once Run listed the Shards.
 	listed bool
+	// shardNames are the other shards last listed (with the cache server).
+	shardNames map[string]bool
 }
 
 type otherShard struct {
 	baseURL   string
 	stop      context.CancelFunc
 	informers map[schema.GroupVersionResource]cache.SharedIndexInformer
+	// fromCache: the replica of every other shard, read from the cache
+	// server; each object names its shard (kcp.io/shard).
+	fromCache bool
 }
+
+// shardOf is the shard an object of the replica named name comes from.
+func (r *otherShard) shardOf(name string, obj any) string {
+	if !r.fromCache {
+		return name
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetAnnotations()[ShardAnnotation]
+	}
+	return ""
+}
+
+// informer is the replica's informer of kind (nil when it has none: the
+// RBAC kinds are replicated from the cache server only).
+func (r *otherShard) informer(kind Kind) cache.SharedIndexInformer { return r.informers[kind.GVR] }
 
 // Others returns the replicas of the other shards.
 func (s *Shards) Others() *Others {
@@ -117,7 +139,9 @@ func (s Source) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEve
 	s.o.handlers[s.kind.GVR] = append(s.o.handlers[s.kind.GVR], h)
 	var existing []any
 	for _, r := range s.o.running {
-		existing = append(existing, r.informers[s.kind.GVR].GetStore().List()...)
+		if inf := r.informer(s.kind); inf != nil {
+			existing = append(existing, inf.GetStore().List()...)
+		}
 	}
 	s.o.mu.Unlock()
 	for _, obj := range existing {
@@ -184,6 +208,10 @@ func (o *Others) refresh(ctx context.Context) {
 			o.Ensure(sh.Name, sh.Spec.BaseURL)
 		}
 	}
+	if o.shards.CacheServer != nil {
+		o.followCache(seen)
+		return
+	}
 	o.mu.Lock()
 	dropped := false
 	for name, r := range o.running {
@@ -211,7 +239,7 @@ func (o *Others) Ensure(name, baseURL string) {
 func (o *Others) ensure(name, baseURL string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.ctx == nil || name == o.shards.Self {
+	if o.ctx == nil || name == o.shards.Self || o.shards.CacheServer != nil {
 		return false
 	}
 	if r, ok := o.running[name]; ok {
@@ -225,7 +253,7 @@ func (o *Others) ensure(name, baseURL string) bool {
 	ctx, stop := context.WithCancel(o.ctx)
 	r := &otherShard{baseURL: baseURL, stop: stop, informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{}}
 	for _, kind := range replicated {
-		inf, err := o.informer(baseURL, kind)
+		inf, err := o.informer(o.shards.Remote, baseURL+"/clusters/*", kind, false)
 		if err != nil {
 			stop()
 			log.Error(err, "Cannot replicate a shard")
@@ -266,8 +294,12 @@ func (o *Others) Get(kind Kind, cluster, name string) (runtime.Object, string, b
 	defer o.mu.Unlock()
 	key := kcpcache.ToClusterAwareKey(cluster, "", name)
 	for shard, r := range o.running {
-		if obj, ok, _ := r.informers[kind.GVR].GetIndexer().GetByKey(key); ok {
-			return obj.(runtime.Object), shard, true
+		inf := r.informer(kind)
+		if inf == nil {
+			continue
+		}
+		if obj, ok, _ := inf.GetIndexer().GetByKey(key); ok {
+			return obj.(runtime.Object), r.shardOf(shard, obj), true
 		}
 	}
 	return nil, "", false
@@ -280,8 +312,13 @@ func (o *Others) List(kind Kind) map[string][]runtime.Object {
 	defer o.mu.Unlock()
 	out := map[string][]runtime.Object{}
 	for shard, r := range o.running {
-		for _, obj := range r.informers[kind.GVR].GetStore().List() {
-			out[shard] = append(out[shard], obj.(runtime.Object))
+		inf := r.informer(kind)
+		if inf == nil {
+			continue
+		}
+		for _, obj := range inf.GetStore().List() {
+			on := r.shardOf(shard, obj)
+			out[on] = append(out[on], obj.(runtime.Object))
 		}
 	}
 	return out
@@ -293,7 +330,17 @@ func (o *Others) Count(kind Kind) map[string]int {
 	defer o.mu.Unlock()
 	out := map[string]int{}
 	for shard, r := range o.running {
-		out[shard] = len(r.informers[kind.GVR].GetStore().ListKeys())
+		inf := r.informer(kind)
+		if inf == nil {
+			continue
+		}
+		if !r.fromCache {
+			out[shard] = len(inf.GetStore().ListKeys())
+			continue
+		}
+		for _, obj := range inf.GetStore().List() {
+			out[r.shardOf(shard, obj)]++
+		}
 	}
 	return out
 }
@@ -307,7 +354,7 @@ func (o *Others) Resolve(path string) (cluster, shard string, ok bool) {
 		objs, _ := r.informers[LogicalClusters.GVR].GetIndexer().ByIndex(pathIndex, path)
 		for _, obj := range objs {
 			if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && lc.DeletionTimestamp == nil {
-				return lc.Annotations[clusterAnnotation], name, true
+				return lc.Annotations[clusterAnnotation], r.shardOf(name, lc), true
 			}
 		}
 	}
@@ -326,13 +373,13 @@ const clusterAnnotation = "kcp.io/cluster"
 // informer lists and watches kind in every cluster of the shard at
 // baseURL; its store is keyed by cluster and name and holds typed
 // objects.
-func (o *Others) informer(baseURL string, kind Kind) (cache.SharedIndexInformer, error) {
-	u, err := url.Parse(baseURL)
+func (o *Others) informer(base *rest.Config, host string, kind Kind, skipSelf bool) (cache.SharedIndexInformer, error) {
+	u, err := url.Parse(host)
 	if err != nil {
 		return nil, err
 	}
-	cfg := rest.CopyConfig(o.shards.Remote)
-	cfg.Host = u.Scheme + "://" + u.Host + "/clusters/*"
+	cfg := rest.CopyConfig(base)
+	cfg.Host = u.Scheme + "://" + u.Host + u.Path
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -340,10 +387,31 @@ func (o *Others) informer(baseURL string, kind Kind) (cache.SharedIndexInformer,
 	res := dyn.Resource(kind.GVR)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return res.List(ctx, opts)
+			list, err := res.List(ctx, opts)
+			if err != nil || !skipSelf {
+				return list, err
+			}
+			kept := list.Items[:0]
+			for _, it := range list.Items {
+				if it.GetAnnotations()[ShardAnnotation] != o.shards.Self {
+					kept = append(kept, it)
+				}
+			}
+			list.Items = kept
+			return list, nil
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return res.Watch(ctx, opts)
+			w, err := res.Watch(ctx, opts)
+			if err != nil || !skipSelf {
+				return w, err
+			}
+			// This shard's own objects are not replicas.
+			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+				if m, err := meta.Accessor(e.Object); err == nil && e.Type != watch.Bookmark && e.Type != watch.Error {
+					return e, m.GetAnnotations()[ShardAnnotation] != o.shards.Self
+				}
+				return e, true
+			}), nil
 		},
 	}
 	indexers := cache.Indexers{kcpcache.ClusterIndexName: kcpcache.ClusterIndexFunc}
@@ -365,6 +433,15 @@ func (o *Others) informer(baseURL string, kind Kind) (cache.SharedIndexInformer,
 		typed := kind.New()
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
 			return nil, err
+		}
+		if skipSelf {
+			// A copy from the cache server has the resourceVersion of its
+			// shard (what a write there must carry), not the cache's.
+			if m, err := meta.Accessor(typed); err == nil {
+				if rv := m.GetAnnotations()[cacheserver.SourceVersionAnnotation]; rv != "" {
+					m.SetResourceVersion(rv)
+				}
+			}
 		}
 		return typed, nil
 	}); err != nil {

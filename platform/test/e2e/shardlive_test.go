@@ -56,7 +56,7 @@ func TestLauncherShardAddedLive(t *testing.T) {
 		"--secure-port", fmt.Sprint(ports), "--embedded-etcd-client-port", fmt.Sprint(ports+1), "--embedded-etcd-peer-port", fmt.Sprint(ports+2),
 		"--shard-name", "e", "--root-shard-kubeconfig", rootShard,
 		"--requestheader-client-ca-file", filepath.Join(root, "front-proxy", "requestheader-ca.crt"),
-		"--requestheader-allowed-names", "meshplane-front-proxy", "--shard-external-url", env["FRONT_PROXY_URL"],
+		"--requestheader-allowed-names", "meshplane-front-proxy", "--shard-external-url", env["FRONT_PROXY_URL"], "--replica-source=cache",
 		"--token-auth-file", filepath.Join(root, "demo-users.csv"),
 		"--authorization-webhook-config-file", filepath.Join(root, "rebac-authz-webhook", "core-webhook.kubeconfig"),
 		"--authorization-webhook-version", "v1", "--authorization-webhook-rules-path", "/rules",

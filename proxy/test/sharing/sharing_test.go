@@ -73,5 +73,6 @@ func TestAcrossShards(t *testing.T) {
 	t.Run("Capacity", func(t *testing.T) { testCapacity(t, sh) })
 	t.Run("ReplicaCost", func(t *testing.T) { testReplicaCost(t, sh) })
 	t.Run("Revocation", func(t *testing.T) { testRevocation(t, sh) })
+	t.Run("CacheServer", func(t *testing.T) { testCacheServer(t, sh) })
 	t.Run("ProxyRestart", func(t *testing.T) { testProxyRestart(t, sh) })
 }

@@ -29,13 +29,17 @@ type Shards struct {
 func StartShards(t testing.TB) *Shards {
 	t.Helper()
 	p := NewProxyPKI(t)
-	root := StartServer(t, WithExtraArgs(append(p.ShardArgs(), "--shard-external-url", p.URL)...))
+	// The shards read each other from the root shard's cache server, as
+	// the launcher and the chart run them (MESHPLANE_E2E_ARGS
+	// --replica-source=shards, appended later, tries the replicas of each
+	// shard instead).
+	root := StartServer(t, WithExtraArgs(append(p.ShardArgs(), "--shard-external-url", p.URL, "--replica-source=cache")...))
 	rootKubeconfig := filepath.Join(t.TempDir(), "root-shard.kubeconfig")
 	if err := kubeconfig.WithContext(root.Kubeconfig, "shard-base", rootKubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	b := StartServer(t, WithCredentialsOf(root), WithExtraArgs(append(p.ShardArgs(),
-		"--shard-name", "b", "--root-shard-kubeconfig", rootKubeconfig, "--shard-external-url", p.URL)...))
+		"--shard-name", "b", "--root-shard-kubeconfig", rootKubeconfig, "--shard-external-url", p.URL, "--replica-source=cache")...))
 	fp := StartFrontProxy(t, p, root)
 	inRoot := root.KubectlFor("root")
 	Eventually(t, 30*time.Second, 200*time.Millisecond, "shard b to register in root", func() (bool, string) {

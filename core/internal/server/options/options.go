@@ -41,6 +41,13 @@ type Options struct {
 	// RootShardKubeconfig reaches the root shard from another shard
 	// (its credentials are used on every shard).
 	RootShardKubeconfig string
+	// ReplicaSource is where a shard reads the other shards' objects:
+	// "shards" (a replica of each, one watch per kind and shard) or
+	// "cache" (the cache server, one watch per kind).
+	ReplicaSource string
+	// CacheServerKubeconfig reaches the cache server (default: the root
+	// shard's, which embeds one, at /services/cache).
+	CacheServerKubeconfig string
 	// ShardBaseURL is the shard's own URL (default: the external
 	// address); ShardExternalURL is the URL clients use for workspaces on
 	// it, a front proxy's (default: ShardBaseURL).
@@ -131,8 +138,15 @@ func New() *Options {
 		// hung webhook hold every request.
 		AuthorizationWebhookTimeout: 3 * time.Second,
 		ShardName:                   "root",
+		ReplicaSource:               ReplicaSourceShards,
 	}
 }
+
+// The values of --replica-source.
+const (
+	ReplicaSourceShards = "shards"
+	ReplicaSourceCache  = "cache"
+)
 
 // AddFlags registers the flags on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
@@ -156,6 +170,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ShardName, "shard-name", o.ShardName, "Name of this shard; a shard other than root needs --root-shard-kubeconfig and registers itself in root.")
 	fs.StringVar(&o.RootShardKubeconfig, "root-shard-kubeconfig", o.RootShardKubeconfig,
 		"Kubeconfig of the root shard (current context; system:masters), for a shard other than root. Its credentials and CA are used for every shard: shards of one install share them.")
+	fs.StringVar(&o.ReplicaSource, "replica-source", o.ReplicaSource,
+		"Where this shard reads what it needs of the other shards (exports, schemas, types, logical clusters, admission, export workspaces' RBAC): shards (a replica of each other shard) or cache (the cache server: one watch per kind whatever the number of shards).")
+	fs.StringVar(&o.CacheServerKubeconfig, "cache-server-kubeconfig", o.CacheServerKubeconfig,
+		"Kubeconfig of the cache server (system:masters; its server URL ends in /services/cache). Default: the cache server the root shard embeds, reached with --root-shard-kubeconfig (or in process on the root shard).")
 	fs.StringVar(&o.ShardBaseURL, "shard-base-url", o.ShardBaseURL, "URL other shards and the front proxy reach this shard at (default https://<external address>).")
 	fs.StringVar(&o.ShardExternalURL, "shard-external-url", o.ShardExternalURL, "URL clients reach workspaces of this shard at, usually the front proxy's; used in Workspace URLs (default --shard-base-url).")
 	fs.StringVar(&o.RequestHeaderClientCAFile, "requestheader-client-ca-file", o.RequestHeaderClientCAFile,
@@ -232,6 +250,12 @@ func (o *Options) Validate() []error {
 	if o.ShardName != "" && o.ShardName != "root" && o.RootShardKubeconfig == "" {
 		errs = append(errs, fmt.Errorf("--shard-name %s needs --root-shard-kubeconfig: a shard other than root registers itself there", o.ShardName))
 	}
+	if o.ReplicaSource != ReplicaSourceShards && o.ReplicaSource != ReplicaSourceCache {
+		errs = append(errs, fmt.Errorf("--replica-source %q: want %s or %s", o.ReplicaSource, ReplicaSourceShards, ReplicaSourceCache))
+	}
+	if o.CacheServerKubeconfig != "" && o.ReplicaSource != ReplicaSourceCache {
+		errs = append(errs, fmt.Errorf("--cache-server-kubeconfig goes with --replica-source=%s", ReplicaSourceCache))
+	}
 	if o.ShardName == "root" && o.RootShardKubeconfig != "" {
 		errs = append(errs, fmt.Errorf("--root-shard-kubeconfig is for shards other than root: give --shard-name"))
 	}
@@ -272,6 +296,7 @@ func (o *Options) Validate() []error {
 		"--authentication-config":             o.AuthenticationConfig,
 		"--authorization-webhook-config-file": o.AuthorizationWebhookConfigFile,
 		"--root-shard-kubeconfig":             o.RootShardKubeconfig,
+		"--cache-server-kubeconfig":           o.CacheServerKubeconfig,
 		"--requestheader-client-ca-file":      o.RequestHeaderClientCAFile,
 		"--service-account-signing-key-file":  o.ServiceAccountSigningKeyFile,
 		"--tls-cert-file":                     o.TLSCertFile,
@@ -327,7 +352,7 @@ func (o *Options) Complete() (*Completed, error) {
 		c.ShardExternalURL = c.ShardBaseURL
 	}
 	c.ShardExternalURL = strings.TrimSuffix(c.ShardExternalURL, "/")
-	for _, f := range []*string{&c.RootShardKubeconfig, &c.TLSCertFile, &c.TLSPrivateKeyFile} {
+	for _, f := range []*string{&c.RootShardKubeconfig, &c.CacheServerKubeconfig, &c.TLSCertFile, &c.TLSPrivateKeyFile} {
 		if *f == "" {
 			continue
 		}

@@ -90,6 +90,10 @@ func TestShardAndEtcdFlags(t *testing.T) {
 		{[]string{"--etcd-servers", "https://127.0.0.1:2379", "--etcd-certfile", "options_test.go"}, []string{"go together"}},
 		{[]string{"--etcd-servers", "https://127.0.0.1:2379", "--etcd-cafile", "options_test.go", "--etcd-certfile", "options_test.go", "--etcd-keyfile", "options_test.go"}, nil},
 		{[]string{"--requestheader-client-ca-file", "/does/not/exist"}, []string{"--requestheader-client-ca-file"}},
+		{[]string{"--replica-source", "cache"}, nil},
+		{[]string{"--replica-source", "peers"}, []string{"--replica-source"}},
+		{[]string{"--cache-server-kubeconfig", "options_test.go"}, []string{"goes with --replica-source=cache"}},
+		{[]string{"--replica-source", "cache", "--cache-server-kubeconfig", "/does/not/exist"}, []string{"--cache-server-kubeconfig"}},
 	} {
 		o := New()
 		fs := pflag.NewFlagSet("start", pflag.ContinueOnError)
