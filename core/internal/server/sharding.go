@@ -60,7 +60,7 @@ func (p *parts) newSharding() error {
 			}
 			return shardItems(obj)
 		}
-		s.Remote = &rest.Config{BearerToken: p.config.Tokens.ShardAdmin, TLSClientConfig: rest.TLSClientConfig{CAFile: p.config.CAFile}}
+		s.Remote = sharding.Unthrottled(&rest.Config{BearerToken: p.config.Tokens.ShardAdmin, TLSClientConfig: rest.TLSClientConfig{CAFile: p.config.CAFile}})
 		p.sharding.register = func(ctx context.Context) error {
 			return tenancy.RegisterShard(ctx, p.reg.shards, opts.ShardName, spec)
 		}
@@ -71,7 +71,7 @@ func (p *parts) newSharding() error {
 	if err != nil {
 		return fmt.Errorf("--root-shard-kubeconfig: %w", err)
 	}
-	s.Remote = cfg
+	s.Remote = sharding.Unthrottled(cfg)
 	rootShards, err := sharding.NewRemote(cfg, corev1alpha1.SchemeGroupVersion.WithResource("shards"), func() *corev1alpha1.Shard { return &corev1alpha1.Shard{} })
 	if err != nil {
 		return err
