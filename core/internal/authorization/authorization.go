@@ -252,12 +252,23 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 	return authorizer.DecisionDeny, fmt.Sprintf("access to workspace %s denied", path), nil
 }
 
-// unknown decides in a cluster no shard holds: as kcp's workspace content
-// authorizer ("LogicalCluster not found"), closed, discovery included,
-// to all but the system's own identities (system:masters is let through
-// before); system: clusters are left to RBAC, and so is every cluster
-// until the index has seen them all once.
+// Sharded is implemented by the Workspaces of a shard among several: it
+// reports whether other shards are known.
+type Sharded interface {
+	Sharded() bool
+}
+
+// unknown decides in a cluster no shard holds. Among several shards it is
+// closed as kcp's workspace content authorizer closes it ("LogicalCluster
+// not found"), discovery included, to all but the system's own identities
+// (system:masters is let through before); system: clusters are left to
+// RBAC, and so is every cluster until the index has seen them all once.
+// A single core keeps serving bare logical clusters (no LogicalCluster,
+// RBAC alone decides), as it always has.
 func (w workspaceAccess) unknown(ctx context.Context, a authorizer.Attributes, cluster string) (authorizer.Decision, string, error) {
+	if s, ok := w.workspaces.(Sharded); !ok || !s.Sharded() {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
 	if strings.HasPrefix(cluster, "system:") || privileged.System(ctx, a.GetUser()) {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
