@@ -309,6 +309,17 @@ if [[ ${SCALE_BENCH:-1} != 0 ]]; then
 	} | tee -a bench-results.md
 fi
 
+# Organizations and accounts Ready on each shard of `make run SHARDS=3`
+# (issue 26): scripts/shard-ready.sh. Skip with SHARD_BENCH=0.
+if [[ ${SHARD_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## Ready per shard $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		SHARDS=${SHARD_BENCH_SHARDS:-3} "$ROOT/scripts/shard-ready.sh" "$ROOT/bin" || true
+	} | tee -a bench-results.md
+fi
+
 # The front proxy: GET of one configmap straight to the shard and through
 # bin/front-proxy (p50/p99, interleaved rounds), and how long a new
 # workspace takes to be routable through it. The kit starts the core

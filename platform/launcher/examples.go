@@ -160,9 +160,12 @@ func setUpExample(ctx context.Context, c *Config, base *rest.Config, name, expor
 }
 
 // ensureWorkspace creates root:<name> if needed and waits until it is Ready.
+// It is placed on the root shard (label name=root), which base reaches:
+// with several shards it could land on one base does not serve.
 func ensureWorkspace(ctx context.Context, base *rest.Config, name string) error {
 	ws := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": map[string]any{"name": name}}}
+		"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": map[string]any{"name": name},
+		"spec": map[string]any{"location": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"name": "root"}}}}}}
 	if err := bootstrap.ApplyObjects(ctx, base, "root", []*unstructured.Unstructured{ws}); err != nil {
 		return err
 	}

@@ -41,6 +41,13 @@ type Dispatch struct {
 	caches   []mcpcache.WildcardCache
 	watches  []*watch
 	attached map[attachment]bool
+	// kinds are those workspaces' informers were asked for so far (by
+	// Go type): a cache seen later (the endpoint of a shard that got its
+	// first workspace) starts them all at once. Controllers engage a
+	// workspace source by source, each waiting for its informer's sync
+	// (multicluster-runtime), so on a new cache the informers otherwise
+	// started one after the other.
+	kinds map[string]client.Object
 }
 
 // watch is a handler of one kind in every workspace.
@@ -59,7 +66,7 @@ type attachment struct {
 // New returns an empty Dispatch; scheme maps kinds to objects.
 func New(scheme *runtime.Scheme) *Dispatch {
 	return &Dispatch{scheme: scheme, dispatchers: map[toolscache.SharedIndexInformer]*dispatcher{},
-		attached: map[attachment]bool{}}
+		attached: map[attachment]bool{}, kinds: map[string]client.Object{}}
 }
 
 // For returns the view of wildcard for one workspace: its informers hand
@@ -67,12 +74,30 @@ func New(scheme *runtime.Scheme) *Dispatch {
 // first time a wildcard cache is seen, every Watch is attached to it.
 func (d *Dispatch) For(wildcard mcpcache.WildcardCache, cluster logicalcluster.Name) mcpcache.WildcardCache {
 	d.mu.Lock()
+	var kinds []client.Object
 	if !slices.Contains(d.caches, wildcard) {
 		d.caches = append(d.caches, wildcard)
+		for _, obj := range d.kinds {
+			kinds = append(kinds, obj)
+		}
 	}
 	d.mu.Unlock()
 	d.attach()
+	// The informers of every kind known, started together, not waited for.
+	for _, obj := range kinds {
+		_, _ = wildcard.GetInformer(context.Background(), obj, cache.BlockUntilSynced(false))
+	}
 	return &view{WildcardCache: wildcard, d: d, cluster: cluster.String()}
+}
+
+// remember notes a kind a workspace's informer was asked for.
+func (d *Dispatch) remember(obj client.Object) {
+	key := fmt.Sprintf("%T", obj)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.kinds[key]; !ok {
+		d.kinds[key] = obj.DeepCopyObject().(client.Object)
+	}
 }
 
 // Watch adds h to the shared informer of obj's kind of every wildcard
@@ -181,6 +206,7 @@ type view struct {
 }
 
 func (v *view) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	v.d.remember(obj)
 	inf, err := v.WildcardCache.GetInformer(ctx, obj, opts...)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -189,5 +190,55 @@ func TestWatchEveryWorkspace(t *testing.T) {
 	}
 	if _, ok := d.Get(&corev1.ConfigMap{}, "c1", "c"); ok {
 		t.Error("Get found c in c1, where there is none")
+	}
+}
+
+// askedWildcard records the kinds its informers were asked for.
+type askedWildcard struct {
+	fakeWildcard
+	mu    sync.Mutex
+	kinds []string
+}
+
+func (a *askedWildcard) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	a.mu.Lock()
+	a.kinds = append(a.kinds, fmt.Sprintf("%T", obj))
+	a.mu.Unlock()
+	return a.fakeWildcard.GetInformer(ctx, obj, opts...)
+}
+
+func (a *askedWildcard) asked() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := slices.Clone(a.kinds)
+	slices.Sort(out)
+	return out
+}
+
+// TestNewCacheStartsKnownKinds: a cache seen after workspaces asked for
+// informers (the endpoint of a new shard) gets the informers of every
+// kind asked so far at once, before any of its workspaces asks.
+func TestNewCacheStartsKnownKinds(t *testing.T) {
+	inf := kcpinformers.NewSharedIndexInformer(fcache.NewFakeControllerSource(), &corev1.ConfigMap{}, 0,
+		toolscache.Indexers{kcpcache.ClusterIndexName: kcpcache.ClusterIndexFunc})
+	d := New(scheme.Scheme)
+	first := &askedWildcard{fakeWildcard: fakeWildcard{inf: inf}}
+	v := d.For(first, "c1")
+	if got := first.asked(); len(got) != 0 {
+		t.Fatalf("the first cache was asked for %v before any workspace asked", got)
+	}
+	for _, obj := range []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}, &corev1.ConfigMap{}} {
+		if _, err := v.GetInformer(context.Background(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := &askedWildcard{fakeWildcard: fakeWildcard{inf: inf}}
+	d.For(second, "c2")
+	if got, want := second.asked(), []string{"*v1.ConfigMap", "*v1.Secret"}; !slices.Equal(got, want) {
+		t.Errorf("a new cache was asked for %v, want %v", got, want)
+	}
+	d.For(second, "c3")
+	if got := second.asked(); len(got) != 2 {
+		t.Errorf("a cache seen again was asked again: %v", got)
 	}
 }

@@ -208,10 +208,13 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 		// Shard-level paths (bare /metrics) are authorized in root on
 		// every shard: the data is this shard's.
 		shardLevel := !a.IsResourceRequest() && handlerchain.ShardLevelPaths[a.GetPath()]
-		if e, sharded := w.workspaces.(Elsewhere); sharded && !shardLevel && e.Elsewhere(cluster) {
+		if shardLevel {
+			return authorizer.DecisionNoOpinion, "", nil
+		}
+		if e, sharded := w.workspaces.(Elsewhere); sharded && e.Elsewhere(cluster) {
 			return authorizer.DecisionDeny, fmt.Sprintf("logical cluster %s is not served by this shard", cluster), nil
 		}
-		return authorizer.DecisionNoOpinion, "", nil
+		return w.unknown(ctx, a, cluster)
 	}
 	if cluster == clusters.Root {
 		return authorizer.DecisionNoOpinion, "", nil
@@ -247,6 +250,32 @@ func (w workspaceAccess) Authorize(ctx context.Context, a authorizer.Attributes)
 		}
 	}
 	return authorizer.DecisionDeny, fmt.Sprintf("access to workspace %s denied", path), nil
+}
+
+// Sharded is implemented by the Workspaces of a shard among several: it
+// reports whether other shards are known.
+type Sharded interface {
+	Sharded() bool
+}
+
+// unknown decides in a cluster no shard holds. Among several shards it is
+// closed as kcp's workspace content authorizer closes it ("LogicalCluster
+// not found"), discovery included, to all but the system's own identities
+// (system:masters is let through before); system: clusters are left to
+// RBAC, and so is every cluster until the index has seen them all once.
+// A single core keeps serving bare logical clusters (no LogicalCluster,
+// RBAC alone decides), as it always has.
+func (w workspaceAccess) unknown(ctx context.Context, a authorizer.Attributes, cluster string) (authorizer.Decision, string, error) {
+	if s, ok := w.workspaces.(Sharded); !ok || !s.Sharded() {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	if strings.HasPrefix(cluster, "system:") || privileged.System(ctx, a.GetUser()) {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	if s, ok := w.workspaces.(interface{ HasSynced() bool }); ok && !s.HasSynced() {
+		return authorizer.DecisionNoOpinion, "", nil
+	}
+	return authorizer.DecisionDeny, fmt.Sprintf("logical cluster %s not found", cluster), nil
 }
 
 // describe says what a request asks for: verb and resource (or path).

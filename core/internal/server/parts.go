@@ -256,3 +256,8 @@ func (w workspacesOfShard) Elsewhere(cluster string) bool {
 	_, ok := w.others.ShardOf(cluster)
 	return ok
 }
+
+// Sharded reports whether other shards are known (authorization.Sharded).
+func (w workspacesOfShard) Sharded() bool {
+	return len(w.others.Count(sharding.LogicalClusters)) > 0
+}

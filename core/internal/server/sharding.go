@@ -72,7 +72,7 @@ func (p *parts) newSharding() error {
 			}
 			return shardItems(obj)
 		}
-		s.Remote = &rest.Config{BearerToken: p.config.Tokens.ShardAdmin, TLSClientConfig: rest.TLSClientConfig{CAFile: p.config.CAFile}}
+		s.Remote = sharding.Unthrottled(&rest.Config{BearerToken: p.config.Tokens.ShardAdmin, TLSClientConfig: rest.TLSClientConfig{CAFile: p.config.CAFile}})
 		p.sharding.register = func(ctx context.Context) error {
 			return tenancy.RegisterShard(ctx, p.reg.shards, opts.ShardName, spec)
 		}
@@ -83,7 +83,7 @@ func (p *parts) newSharding() error {
 	if err != nil {
 		return fmt.Errorf("--root-shard-kubeconfig: %w", err)
 	}
-	s.Remote = cfg
+	s.Remote = sharding.Unthrottled(cfg)
 	if err := p.useCacheServer(cfg.Host); err != nil {
 		return err
 	}

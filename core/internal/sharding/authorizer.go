@@ -19,8 +19,8 @@ import (
 // second issue 26 asks for (a replica of the RBAC these checks read would
 // make them local: docs/sharding.md, replication that scales).
 const (
-	AllowedTTL = time.Second
-	DeniedTTL  = 500 * time.Millisecond
+	AllowedTTL = 600 * time.Millisecond
+	DeniedTTL  = 300 * time.Millisecond
 	// answersKept bounds the cache of answers (least recently used go).
 	answersKept = 4096
 )

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -63,6 +64,7 @@ type Shards struct {
 	mu      sync.Mutex
 	clients map[string]*Clients
 	others  *Others
+	listed  lastList
 
 	answersOnce sync.Once
 	answerCache answerCache
@@ -114,7 +116,7 @@ func (s *Shards) ClientsFor(baseURL string) (*Clients, error) {
 	if s.Remote == nil {
 		return nil, fmt.Errorf("no credentials for other shards (--root-shard-kubeconfig)")
 	}
-	cfg := rest.CopyConfig(s.Remote)
+	cfg := Unthrottled(rest.CopyConfig(s.Remote))
 	cfg.Host = baseURL
 	lcs, err := NewRemote[*corev1alpha1.LogicalCluster](cfg, corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"),
 		func() *corev1alpha1.LogicalCluster { return &corev1alpha1.LogicalCluster{} })
@@ -173,6 +175,23 @@ func (s *Shards) ClientsFor(baseURL string) (*Clients, error) {
 	return c, nil
 }
 
+// Unthrottled lifts client-go's client-side limit (5 requests a second,
+// bursts of 10) from a config for another shard: permission checks,
+// service-account reads and the lifecycle of workspaces placed elsewhere
+// all go through it, on the path of user requests; the limit held each
+// of them up to 0.4 s under a handful of requests a second.
+func Unthrottled(cfg *rest.Config) *rest.Config {
+	cfg.QPS, cfg.Burst = shardQPS, shardBurst
+	return cfg
+}
+
+// The limits of clients of other shards: high, as kube's loopback
+// client's, not none (a bound on a runaway loop).
+const (
+	shardQPS   = 500
+	shardBurst = 1000
+)
+
 // withHeader sets a header on every request.
 type withHeader struct {
 	next       http.RoundTripper
@@ -185,18 +204,57 @@ func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.next.RoundTrip(r)
 }
 
-// Get returns the Shard named name.
+// Get returns the Shard named name, from a list at most listKept old (a
+// name the last list lacks is listed again at once). It is on the path of
+// every permission check asked of another shard: listing the Shards on
+// root each time cost a round trip per request on the other shards
+// (and, throttled, 0.2 to 0.4 s each).
 func (s *Shards) Get(ctx context.Context, name string) (corev1alpha1.Shard, error) {
+	if sh, ok := s.listed.get(name); ok {
+		return sh, nil
+	}
 	all, err := s.List(ctx)
 	if err != nil {
 		return corev1alpha1.Shard{}, err
 	}
+	s.listed.put(all)
 	for _, sh := range all {
 		if sh.Name == name {
 			return sh, nil
 		}
 	}
 	return corev1alpha1.Shard{}, fmt.Errorf("shard %q is not registered in root", name)
+}
+
+// listKept is how long Get answers from the last list of the Shards: what
+// it serves (a Shard's URLs) does not change while the shard runs.
+const listKept = 5 * time.Second
+
+// lastList is the last list of the Shards Get made.
+type lastList struct {
+	mu    sync.Mutex
+	at    time.Time
+	items map[string]corev1alpha1.Shard
+}
+
+func (l *lastList) get(name string) (corev1alpha1.Shard, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if time.Since(l.at) > listKept {
+		return corev1alpha1.Shard{}, false
+	}
+	sh, ok := l.items[name]
+	return sh, ok
+}
+
+func (l *lastList) put(all []corev1alpha1.Shard) {
+	items := make(map[string]corev1alpha1.Shard, len(all))
+	for _, sh := range all {
+		items[sh.Name] = sh
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.at, l.items = time.Now(), items
 }
 
 // Holding returns the clients of the other shard that holds cluster

@@ -31,8 +31,9 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	// The launcher finds the components beside itself or in --bin-dir.
-	// front-proxy: for --shards 2.
-	if binDir, err = framework.PlatformBinDir(framework.BinarySpec{Name: "front-proxy", Module: "proxy", Pkg: "./cmd/front-proxy"}); err != nil {
+	// front-proxy: for --shards 2; mongodb-provider: --examples mongodb.
+	if binDir, err = framework.PlatformBinDir(framework.BinarySpec{Name: "front-proxy", Module: "proxy", Pkg: "./cmd/front-proxy"},
+		framework.BinarySpec{Name: "mongodb-provider", Module: "examples", Pkg: "./mongodb/cmd/mongodb-provider"}); err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(binDir)

@@ -11,15 +11,22 @@ import (
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 )
 
-// TestLauncherThreeShards runs `make run SHARDS=3`: shard c in the port
-// range's extension, platform.env naming the three shards, an
-// organization placed on shard c (root and b unschedulable) initialized
-// by the operators and read through the front proxy and the GraphQL
-// gateway, and shard c started again after kill -9 with its data.
+// TestLauncherThreeShards runs `make run SHARDS=3 EXAMPLES=mongodb`:
+// shard c in the port range's extension, platform.env naming the three
+// shards; on each shard, and on a fourth one started by hand while the
+// platform runs (no component restarted), the same tenant journey
+// (shardJourney: organization and account Ready there, a RoleAssignment
+// making bob a member, GraphQL query and subscription, the MongoDB
+// provider's reconciliation); and shard c started again after kill -9
+// with its data.
 func TestLauncherThreeShards(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "three")
 	base := freeExtendedBase(t)
-	p := startPlatform(t, root, base, "--shards", "3")
+	repo, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startPlatform(t, root, base, "--shards", "3", "--examples", "mongodb", "--examples-dir", filepath.Join(repo, "examples"))
 	env := p.waitReady(t)
 
 	url := func(offset int) string { return fmt.Sprintf("https://127.0.0.1:%d", base+offset) }
@@ -44,24 +51,22 @@ func TestLauncherThreeShards(t *testing.T) {
 	}
 	framework.RequireEqual(t, mustKubectl(t, kubeconfig, "get", "shards", "-o", "jsonpath={.items[*].metadata.name}"), "b c root", "shards")
 
-	// An organization on shard c: root and b unschedulable meanwhile.
-	rootWS := []string{"--context", "shard-base", "--server", proxy + "/clusters/root"}
-	for _, s := range []string{"root", "b"} {
-		mustKubectl(t, kubeconfig, append(rootWS, "annotate", "shard", s, "experimental.core.kcp.io/unschedulable=true")...)
+	// The same journey on each shard: an organization and an account,
+	// a member's grant, GraphQL queries and subscriptions, the MongoDB
+	// example provider's reconciliation.
+	shards := []string{"root", "b", "c"}
+	for _, shard := range shards {
+		shardJourney(t, root, kubeconfig, env, shard, shards)
 	}
-	mustKubectl(t, kubeconfig, "--context", "alice", "create", "-f", filepath.Join("testdata", "org-account.yaml"))
-	waitAccountReady(t, kubeconfig, "acme")
-	for _, s := range []string{"root", "b"} {
-		mustKubectl(t, kubeconfig, append(rootWS, "annotate", "shard", s, "experimental.core.kcp.io/unschedulable-")...)
+	// A fourth shard added while everything runs serves new organizations
+	// (nothing restarted).
+	startShardByHand(t, root, env, "e")
+	shards = append(shards, "e")
+	shardJourney(t, root, kubeconfig, env, "e", shards)
+	for _, s := range shards {
+		mustKubectl(t, kubeconfig, "--context", "shard-base", "--server", proxy+"/clusters/root", "annotate", "shard", s, "experimental.core.kcp.io/unschedulable-")
 	}
-	framework.RequireEqual(t, mustKubectl(t, kubeconfig, "--server", proxy+"/clusters/root:orgs", "get", "workspace", "acme",
-		"-o", `jsonpath={.metadata.annotations.core\.kcp\.io/shard}`), "c", "shard of the organization acme")
-	acme := []string{"--context", "alice", "--server", proxy + "/clusters/root:orgs:acme"}
-	framework.RequireEqual(t, eventuallyKubectl(t, kubeconfig, append(acme, "get", "accountinfo", "account", "-o", "jsonpath={.spec.organization.name}")...),
-		"acme", "acme's AccountInfo, read by alice through the proxy")
-	framework.RequireContains(t, eventuallyGraphQL(t, env["GRAPHQL_URL"]+"/api/clusters/root:orgs:acme/graphql", demoToken(t, root, "alice"),
-		`{ core_platform_mesh_io { v1alpha1 { AccountInfo(name: "account") { spec { organization { name } } } } } }`),
-		`"organization":{"name":"acme"}`, "acme's AccountInfo, read by alice through the GraphQL gateway")
+	orgC := []string{"--context", "alice", "--server", proxy + "/clusters/root:orgs:org-c"}
 
 	// Shard c is supervised: killed, it is started again, with its data;
 	// requests to the root shard through the proxy keep being answered.
@@ -73,8 +78,8 @@ func TestLauncherThreeShards(t *testing.T) {
 	if ph.restartsObserved != 1 || ph.failedInWindow != 0 || ph.failedBeyond != 0 || ph.leaks != 0 {
 		t.Errorf("shard c killed: %+v, want one restart and every request to the root shard answered", ph)
 	}
-	framework.RequireEqual(t, eventuallyKubectl(t, kubeconfig, append(acme, "get", "accountinfo", "account", "-o", "jsonpath={.spec.organization.name}")...),
-		"acme", "acme's AccountInfo on shard c after its restart")
+	framework.RequireEqual(t, eventuallyKubectl(t, kubeconfig, append(orgC, "get", "accountinfo", "account", "-o", "jsonpath={.spec.organization.name}")...),
+		"org-c", "org-c's AccountInfo on shard c after its restart")
 	p.stop(t)
 }
 

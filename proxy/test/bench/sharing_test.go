@@ -9,6 +9,8 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -135,6 +137,7 @@ func TestSharingBench(t *testing.T) {
 		}
 		review = append(review, time.Since(start))
 	}
+	revocation := revocationLatency(t, sh, ps, org, provider, 5)
 	var b strings.Builder
 	fmt.Fprintf(&b, "| figure (%d bindings each) | p50 | max |\n| --- | --- | --- |\n", n)
 	row := func(what string, d []time.Duration) {
@@ -142,15 +145,71 @@ func TestSharingBench(t *testing.T) {
 	}
 	row("APIBinding created -> Bound, consumer on the export's shard", sameShard)
 	row("APIBinding created -> Bound, consumer on the other shard", otherShard)
-	row("APIBinding created -> Bound, consumer on the other shard, by a user with only bind on root (reviewed on root, cached 10 s)", otherShardUser)
+	row("APIBinding created -> Bound, consumer on the other shard, by a user with only bind on root (reviewed on root, answer kept 0.6 s)", otherShardUser)
 	row(fmt.Sprintf("one deep SubjectAccessReview on root (what a cache miss costs; %d)", len(review)), review)
 	fmt.Fprintf(&b, "| first binding on b Bound -> b's URL in the endpoint slice (on root) | %.1f ms | |\n", ms(sliceLag))
+	row(fmt.Sprintf("bind revoked on root -> alice's next binding on b refused (%d revocations, a dry-run create every 5 ms)", len(revocation)), revocation)
 	t.Log("\n" + b.String())
 	if out := os.Getenv("PROXY_BENCH_SHARING_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// revocationLatency measures, rounds times, how long alice's bind on the
+// export keeps working on shard b once revoked on root: the grant is made,
+// a dry-run binding on b is allowed (b keeps root's answer), the
+// ClusterRoleBinding is deleted on root, and dry-run bindings on b every
+// 5 ms until one is refused.
+func revocationLatency(t *testing.T, sh *framework.Shards, ps *framework.Server, org, provider framework.Workspace, rounds int) []time.Duration {
+	t.Helper()
+	c := framework.CreatePinnedWorkspace(t, ps, org.Path, "c-b-revoke", "b")
+	ps.KubectlFor(c.Path).Run(t, "create", "clusterrolebinding", "alice-admin", "--clusterrole=cluster-admin", "--user=alice")
+	cfg := rest.AnonymousClientConfig(sh.B.RESTConfig(t, c.Cluster))
+	cfg.BearerToken = sh.B.UserToken(t, "alice")
+	bindings := framework.DynamicFor(t, cfg).Resource(framework.APIBindingGVR)
+	kube, err := kubernetes.NewForConfig(sh.Root.RESTConfig(t, provider.Cluster))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grants := kube.RbacV1().ClusterRoleBindings()
+	bind := func() error {
+		_, err := bindings.Create(framework.CallContext(t), framework.APIBinding("revoked", provider.Path, "example.com", nil),
+			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	var out []time.Duration
+	for i := 0; i < rounds; i++ {
+		if _, err := grants.Get(framework.CallContext(t), "alice-binds", metav1.GetOptions{}); err != nil {
+			crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice-binds"},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "bind-widgets"},
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}}}
+			if _, err := grants.Create(framework.CallContext(t), crb, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		framework.Eventually(t, 30*time.Second, 20*time.Millisecond, "alice to bind on b with bind granted on root", func() (bool, string) {
+			err := bind()
+			return err == nil, fmt.Sprint(err)
+		})
+		if err := grants.Delete(framework.CallContext(t), "alice-binds", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		revoked := time.Now()
+		for {
+			err := bind()
+			if apierrors.IsForbidden(err) {
+				out = append(out, time.Since(revoked))
+				break
+			}
+			if time.Since(revoked) > 30*time.Second {
+				t.Fatalf("alice still binds on b 30 s after the revocation on root: %v", err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return out
 }
 
 // deepRT asks for deep reviews (kcp's header).

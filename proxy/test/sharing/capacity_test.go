@@ -68,3 +68,48 @@ func testCapacity(t *testing.T, sh *framework.Shards) {
 		return strings.HasPrefix(out, "Scheduling|Unschedulable|") && strings.Contains(out, "shard=root"), out
 	})
 }
+
+// testShardSelectorReserved: scheduling.meshplane.io/ annotations are the
+// platform's. alice, cluster-admin of her workspace, may write
+// WorkspaceTypes there but neither sets a type's shard-selector (to pick
+// the shards its workspaces land on) nor removes or changes the one the
+// platform set; the platform's admin does both.
+func testShardSelectorReserved(t *testing.T, sh *framework.Shards) {
+	ps := sh.Via
+	ws := framework.CreatePinnedWorkspace(t, ps, "root", framework.UniqueName("selector"), "b")
+	admin := ps.KubectlFor(ws.Path)
+	admin.Run(t, "create", "clusterrolebinding", "alice-admin", "--clusterrole=cluster-admin", "--user=alice")
+	alice := asUser(t, sh, "alice", ws.Path)
+	typ := func(name, annotation string) string {
+		out := "apiVersion: tenancy.kcp.io/v1alpha1\nkind: WorkspaceType\nmetadata:\n  name: " + name + "\n"
+		if annotation != "" {
+			out += "  annotations:\n    " + annotation + "\n"
+		}
+		return out + "spec: {}\n"
+	}
+	framework.Eventually(t, 30*time.Second, 250*time.Millisecond, "alice to create a plain WorkspaceType", func() (bool, string) {
+		out, errOut, err := alice.RunStdinErr(t, typ("plain", ""), "create", "-f", "-")
+		return err == nil, out + errOut
+	})
+	refused := func(what string, err error, errOut string) {
+		t.Helper()
+		if err == nil || !strings.Contains(errOut, "forbidden") || !strings.Contains(errOut, "scheduling.meshplane.io/shard-selector") {
+			t.Errorf("%s: want a 403 naming the annotation, got err=%v: %s", what, err, errOut)
+		}
+	}
+	_, errOut, err := alice.RunStdinErr(t, typ("pinned", "scheduling.meshplane.io/shard-selector: shard=b"), "create", "-f", "-")
+	refused("alice creates a type with a shard-selector", err, errOut)
+	_, errOut, err = alice.RunErr(t, "annotate", "workspacetype", "plain", "scheduling.meshplane.io/shard-selector=shard=b")
+	refused("alice adds a shard-selector to her type", err, errOut)
+
+	// The platform pins a type; alice may neither lift nor change it.
+	admin.Run(t, "annotate", "workspacetype", "plain", "scheduling.meshplane.io/shard-selector=shard=root")
+	_, errOut, err = alice.RunErr(t, "annotate", "workspacetype", "plain", "scheduling.meshplane.io/shard-selector-")
+	refused("alice removes the platform's shard-selector", err, errOut)
+	_, errOut, err = alice.RunErr(t, "annotate", "--overwrite", "workspacetype", "plain", "scheduling.meshplane.io/shard-selector=shard=b")
+	refused("alice changes the platform's shard-selector", err, errOut)
+	// Her other edits of the type stay hers.
+	alice.Run(t, "annotate", "workspacetype", "plain", "note=mine")
+	framework.RequireEqual(t, admin.Run(t, "get", "workspacetype", "plain", "-o", `jsonpath={.metadata.annotations.scheduling\.meshplane\.io/shard-selector}`),
+		"shard=root", "shard-selector of plain after alice's attempts")
+}

@@ -13,7 +13,8 @@ import (
 // only the front proxy knows where a workspace is. alice, admin of a
 // workspace on each shard, reads both through the proxy, and neither on
 // the other shard; root is closed on shard b too. system:masters is let
-// through everywhere, as in kcp.
+// through everywhere, as in kcp. A cluster no shard holds is closed on
+// every shard.
 func testElsewhere(t *testing.T, sh *framework.Shards) {
 	ps := sh.Via
 	org := framework.CreatePinnedWorkspace(t, ps, "root", framework.UniqueName("elsewhere"), "root")
@@ -35,6 +36,16 @@ func testElsewhere(t *testing.T, sh *framework.Shards) {
 			url := c.shard.ClusterURL(c.cluster) + path
 			framework.RequireCode(t, c.shard.RequestURL(t, alice, "GET", url, "", nil), "alice asking a shard for "+url+" (held by the other shard)", 403)
 			framework.RequireCode(t, c.shard.RequestURL(t, c.shard.AdminToken(t), "GET", url, "", nil), "system:masters asking a shard for "+url, 200)
+		}
+	}
+	// A logical cluster no shard holds: closed on every shard, discovery
+	// included, as kcp's "LogicalCluster not found" (its RBAC would let
+	// every authenticated user discover it); system:masters passes.
+	for _, s := range []*framework.Server{sh.Root, sh.B} {
+		for _, path := range []string{"/api", "/apis", "/version"} {
+			url := s.ClusterURL("nosuchcluster0") + path
+			framework.RequireCode(t, s.RequestURL(t, alice, "GET", url, "", nil), "alice asking a shard for "+url+" (no shard holds it)", 403)
+			framework.RequireCode(t, s.RequestURL(t, s.AdminToken(t), "GET", url, "", nil), "system:masters asking a shard for "+url, 200)
 		}
 	}
 	// The bare /metrics is the shard's own, authorized in root on every

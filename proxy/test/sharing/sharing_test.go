@@ -71,6 +71,7 @@ func TestAcrossShards(t *testing.T) {
 	t.Run("TypeIssuer", func(t *testing.T) { testTypeIssuer(t, sh) })
 	t.Run("Elsewhere", func(t *testing.T) { testElsewhere(t, sh) })
 	t.Run("Capacity", func(t *testing.T) { testCapacity(t, sh) })
+	t.Run("ShardSelectorReserved", func(t *testing.T) { testShardSelectorReserved(t, sh) })
 	t.Run("ReplicaCost", func(t *testing.T) { testReplicaCost(t, sh) })
 	t.Run("Revocation", func(t *testing.T) { testRevocation(t, sh) })
 	t.Run("CacheServer", func(t *testing.T) { testCacheServer(t, sh) })

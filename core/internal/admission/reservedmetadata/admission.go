@@ -6,6 +6,11 @@
 // below; every other key of kcp's domain is the system's (docs/security.md
 // lists them and who writes each).
 //
+// Keys of Meshplane's scheduling domain (scheduling.meshplane.io: a
+// WorkspaceType's shard-selector, a Shard's weight) are the system's too:
+// the platform decides which shards a type's workspaces land on; a
+// tenant who may write WorkspaceTypes in its own workspace may not.
+//
 // kcp.io/path, the workspace path of an object's logical cluster, is read
 // by the path index, the front proxy, the operators and the providers: on
 // a LogicalCluster only the system writes it; on any other object it is
@@ -16,6 +21,7 @@ package reservedmetadata
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -216,10 +222,17 @@ func reservedChange(now, old map[string]string, allowed []string) (string, bool)
 	return changed[0], true
 }
 
+// SystemDomains are domains of Meshplane whose keys only the system
+// writes, whatever the object.
+var SystemDomains = []string{"scheduling.meshplane.io"}
+
 // Reserved tells whether a key of kcp's domain is reserved to the system,
-// given the keys users may write.
+// given the keys users may write, or the key is of one of SystemDomains.
 func Reserved(key string, allowed []string) bool {
 	domain, _, _ := strings.Cut(key, "/")
+	if slices.Contains(SystemDomains, domain) {
+		return true
+	}
 	if domain != "kcp.io" && !strings.HasSuffix(domain, ".kcp.io") {
 		return false
 	}

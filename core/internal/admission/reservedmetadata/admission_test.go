@@ -21,6 +21,7 @@ func TestReserved(t *testing.T) {
 		"extra.apis.kcp.io/x": false, "example.com/a": false, "mykcp.io/a": false, "description": false,
 		"internal.tenancy.kcp.io/type": true, "core.kcp.io/shard": true, "internal.tenancy.kcp.io/shard": true,
 		"kcp.io/future": true, "kcp.io": true, "unknown.kcp.io/x": true,
+		"scheduling.meshplane.io/shard-selector": true, "scheduling.meshplane.io/weight": true, "meshplane.io/x": false,
 	} {
 		if got := Reserved(key, allowedAnnotations); got != want {
 			t.Errorf("annotation %q reserved = %v, want %v", key, got, want)
@@ -54,6 +55,9 @@ func TestValidate(t *testing.T) {
 			`configmaps "c" is forbidden: modification of reserved annotation: "internal.tenancy.kcp.io/type"`},
 		{"unchanged reserved annotation", cm(reserved, nil), cm(reserved, nil), nil, ""},
 		{"system:masters", cm(reserved, nil), nil, []string{user.SystemPrivilegedGroup}, ""},
+		{"user sets a shard selector", cm(map[string]string{"scheduling.meshplane.io/shard-selector": "shard=b"}, nil), nil, nil,
+			`configmaps "c" is forbidden: modification of reserved annotation: "scheduling.meshplane.io/shard-selector"`},
+		{"system sets a shard selector", cm(map[string]string{"scheduling.meshplane.io/shard-selector": "shard=b"}, nil), nil, []string{user.SystemPrivilegedGroup}, ""},
 		{"kcp.io/cluster is the storage's", cm(map[string]string{"kcp.io/cluster": "x"}, nil), nil, nil, ""},
 	} {
 		a := admission.NewAttributesRecord(tt.obj, nil, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "default", "c",
