@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+	"github.com/openfga/openfga/pkg/typesystem"
 
 	"github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/apis/fga"
@@ -34,7 +36,9 @@ import (
 // (after a forced collection) per organization over the idle server, and
 // p50/p99 of the webhook's Check (a member listing configmaps in the
 // account's namespace, contextual parent tuple, model id given) over
-// random organizations. BENCH_ORGS sets the sizes (default "200,1000").
+// random organizations. BENCH_ORGS sets the sizes (default "200,1000"),
+// BENCH_LAYOUTS their order (default "stores,shared"). Run with
+// -benchtime 1x: every run makes its own server and organizations.
 func BenchmarkOrgLayout(b *testing.B) {
 	sizes := []int{200, 1000}
 	if s := os.Getenv("BENCH_ORGS"); s != "" {
@@ -51,14 +55,17 @@ func BenchmarkOrgLayout(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	layouts := []string{"stores", "shared"}
+	if s := os.Getenv("BENCH_LAYOUTS"); s != "" {
+		layouts = strings.Split(s, ",")
+	}
 	for _, n := range sizes {
-		for _, shared := range []bool{false, true} {
-			layout := "stores"
-			if shared {
-				layout = "shared"
+		for _, layout := range layouts {
+			if layout != "stores" && layout != "shared" {
+				b.Fatalf("BENCH_LAYOUTS: unknown layout %q", layout)
 			}
 			b.Run(fmt.Sprintf("%s/orgs=%d", layout, n), func(b *testing.B) {
-				benchLayout(b, model, n, shared)
+				benchLayout(b, model, n, layout == "shared")
 			})
 		}
 	}
@@ -239,4 +246,52 @@ func fgaMemory(b *testing.B, pid int, profiler string) (rss, heap int64) {
 		b.Fatalf("no RSS (%d) or heap (%d) of OpenFGA", rss, heap)
 	}
 	return rss, heap
+}
+
+// BenchmarkSharedModelTypeSystem: the one type system of a shared store
+// whose model is the core module and the modules of N bound resource
+// types (the union over the organizations on it): retained-MB/op as
+// BenchmarkCoreModelTypeSystem, retained-KB/type, what each bound type
+// adds, and ns/op, what building it costs (at a model change or a cache
+// miss).
+func BenchmarkSharedModelTypeSystem(b *testing.B) {
+	core := fga.Module{Name: fga.CoreModuleName, Contents: fga.CoreModule}
+	retained := func(model *openfgav1.AuthorizationModel) float64 {
+		const kept = 3
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		systems := make([]*typesystem.TypeSystem, kept)
+		for i := range systems {
+			var err error
+			if systems[i], err = typesystem.NewAndValidate(context.Background(), model); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(systems)
+		return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / kept
+	}
+	coreModel, err := fga.Compose([]fga.Module{core})
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := retained(coreModel)
+	for _, n := range []int{50, 200, 1000} {
+		b.Run(fmt.Sprintf("types=%d", n), func(b *testing.B) {
+			model, rejected, err := fga.ComposeSkipping(core, modules(n))
+			if err != nil || len(rejected) != 0 {
+				b.Fatal(err, rejected)
+			}
+			r := retained(model)
+			for b.Loop() {
+				if _, err := typesystem.NewAndValidate(context.Background(), model); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(r/1e6, "retained-MB/op")
+			b.ReportMetric((r-base)/float64(n)/1e3, "retained-KB/type")
+		})
+	}
 }
