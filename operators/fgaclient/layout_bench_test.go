@@ -36,7 +36,7 @@ import (
 // (after a forced collection) per organization over the idle server, and
 // p50/p99 of the webhook's Check (a member listing configmaps in the
 // account's namespace, contextual parent tuple, model id given) over
-// random organizations. BENCH_ORGS sets the sizes (default "200,1000"),
+// random organizations, cached (check-*) and fresh (fresh-*). BENCH_ORGS sets the sizes (default "200,1000"),
 // BENCH_LAYOUTS their order (default "stores,shared"). Run with
 // -benchtime 1x: every run makes its own server and organizations.
 func BenchmarkOrgLayout(b *testing.B) {
@@ -139,7 +139,7 @@ func benchLayout(b *testing.B, model *openfgav1.AuthorizationModel, n int, share
 		}
 	}
 	check := func(o layoutOrg, t v1alpha1.Tuple) bool {
-		allowed, err := webhookCheck(srv.URL, o, t)
+		allowed, err := webhookCheck(srv.URL, o, t, false)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -158,30 +158,41 @@ func benchLayout(b *testing.B, model *openfgav1.AuthorizationModel, n int, share
 	}
 	rss, heap := fgaMemory(b, srv.PID(), profiler)
 
+	// The same Checks twice: as the webhook asks them (OpenFGA's Check
+	// cache may answer) and fresh (higher consistency: no cache, as every
+	// Check after a write to the store).
 	const checks = 2000
-	lat := make([]time.Duration, 0, checks)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ResetTimer()
-	for i := 0; i < checks; i++ {
-		o := orgs[(i*7919)%n]
-		start := time.Now()
-		if !check(o, o.check) {
-			b.Fatal("member refused")
+	for _, fresh := range []bool{false, true} {
+		lat := make([]time.Duration, 0, checks)
+		for i := 0; i < checks; i++ {
+			o := orgs[(i*7919)%n]
+			start := time.Now()
+			allowed, err := webhookCheck(srv.URL, o, o.check, fresh)
+			if err != nil || !allowed {
+				b.Fatalf("member refused: %v", err)
+			}
+			lat = append(lat, time.Since(start))
 		}
-		lat = append(lat, time.Since(start))
+		slices.Sort(lat)
+		prefix := "check"
+		if fresh {
+			prefix = "fresh"
+		}
+		b.ReportMetric(ms(lat[len(lat)/2]), prefix+"-p50-ms")
+		b.ReportMetric(ms(lat[len(lat)*99/100]), prefix+"-p99-ms")
 	}
 	b.StopTimer()
-	slices.Sort(lat)
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(float64(rss-idleRSS)/float64(n)/1024, "rss-KiB/org")
 	b.ReportMetric(float64(heap-idleHeap)/float64(n)/1024, "heap-KiB/org")
-	b.ReportMetric(ms(lat[len(lat)/2]), "check-p50-ms")
-	b.ReportMetric(ms(lat[len(lat)*99/100]), "check-p99-ms")
 	b.ReportMetric(0, "ns/op")
 }
 
 // webhookCheck asks a Check as the webhook does: the store's model id,
-// the contextual parent tuple, default consistency (its cache on).
-func webhookCheck(url string, o layoutOrg, t v1alpha1.Tuple) (bool, error) {
+// the contextual parent tuple, default consistency (OpenFGA's Check cache
+// may answer) or, fresh, higher consistency (it may not).
+func webhookCheck(url string, o layoutOrg, t v1alpha1.Tuple, fresh bool) (bool, error) {
 	type key struct {
 		Object   string `json:"object"`
 		Relation string `json:"relation"`
@@ -190,10 +201,14 @@ func webhookCheck(url string, o layoutOrg, t v1alpha1.Tuple) (bool, error) {
 	req := struct {
 		TupleKey             key    `json:"tuple_key"`
 		AuthorizationModelID string `json:"authorization_model_id"`
+		Consistency          string `json:"consistency,omitempty"`
 		ContextualTuples     struct {
 			TupleKeys []key `json:"tuple_keys"`
 		} `json:"contextual_tuples"`
 	}{TupleKey: key{t.Object, t.Relation, t.User}, AuthorizationModelID: o.model}
+	if fresh {
+		req.Consistency = "HIGHER_CONSISTENCY"
+	}
 	for _, ct := range o.contextual {
 		req.ContextualTuples.TupleKeys = append(req.ContextualTuples.TupleKeys, key{ct.Object, ct.Relation, ct.User})
 	}
