@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+
 	"github.com/meshplane/meshplane/apis/core/v1alpha1"
 	"github.com/meshplane/meshplane/apis/fga"
 	"github.com/meshplane/meshplane/operators/fgaclient"
@@ -97,19 +99,46 @@ func TestSharedStoreKeepsOrganizationsApart(t *testing.T) {
 			t.Errorf("%s (%s %s %s): allowed=%v, want %v", what, q.User, q.Relation, q.Object, got, want)
 		}
 	}
-	for _, pair := range []struct{ own, other sharedOrg }{{acme, evil}, {evil, acme}} {
-		for _, q := range pair.own.checks(pair.own.founder) {
-			check(pair.own.founder+" in own org: "+q.what, q.tuple, q.contextual, true)
-		}
-		for i, q := range pair.own.checks(pair.own.member) {
-			// A member of team lists in team's namespace; membership is
-			// inherited downwards only, so not the org Account.
-			check(pair.own.member+" in own org: "+q.what, q.tuple, q.contextual, i == 1)
-		}
-		for _, user := range []string{pair.own.founder, pair.own.member} {
-			for _, q := range pair.other.checks(user) {
-				check(user+" in the other org: "+q.what, q.tuple, q.contextual, false)
+	checkAll := func() {
+		t.Helper()
+		for _, pair := range []struct{ own, other sharedOrg }{{acme, evil}, {evil, acme}} {
+			for _, q := range pair.own.checks(pair.own.founder) {
+				check(pair.own.founder+" in own org: "+q.what, q.tuple, q.contextual, true)
+			}
+			for i, q := range pair.own.checks(pair.own.member) {
+				// A member of team lists in team's namespace; membership is
+				// inherited downwards only, so not the org Account.
+				check(pair.own.member+" in own org: "+q.what, q.tuple, q.contextual, i == 1)
+			}
+			for _, user := range []string{pair.own.founder, pair.own.member} {
+				for _, q := range pair.other.checks(user) {
+					check(user+" in the other org: "+q.what, q.tuple, q.contextual, false)
+				}
 			}
 		}
 	}
+	checkAll()
+	if t.Failed() {
+		return
+	}
+	// The shared model grows when an organization binds another API
+	// (fga.Union of the models): OpenFGA takes the union, the tuples stay
+	// and the organizations stay apart.
+	bound := func(group string) *openfgav1.AuthorizationModel {
+		r := fga.Resource{Group: group, Plural: "orders", Singular: "order", Namespaced: true}
+		m, rejected, err := fga.ComposeSkipping(fga.Module{Name: fga.CoreModuleName, Contents: fga.CoreModule},
+			[]fga.Module{{Name: r.ModuleName(), Contents: fga.ResourceModule(r)}})
+		if err != nil || len(rejected) != 0 {
+			t.Fatal(err, rejected)
+		}
+		return m
+	}
+	union, added, err := fga.Union(bound("orders.example.io"), bound("invoices.example.io"))
+	if err != nil || !added {
+		t.Fatalf("union: added=%v, err=%v", added, err)
+	}
+	if _, _, err := c.WriteModelIfChanged(ctx, store, "", union); err != nil {
+		t.Fatal(err)
+	}
+	checkAll()
 }
