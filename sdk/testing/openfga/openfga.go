@@ -47,6 +47,8 @@ type Options struct {
 	// method "preshared"), handed over in a 0600 file in dir as the
 	// platform does (OPENFGA_AUTHN_PRESHARED_KEYS_FILE).
 	PresharedKey string
+	// Args are more `openfga run` arguments (e.g. the profiler's).
+	Args []string
 }
 
 // Binary is the path of the openfga binary (OPENFGA_BIN, bin/openfga, or
@@ -117,7 +119,7 @@ func StartServer(ctx context.Context, dir string, opts Options) (*Server, error)
 	}
 	addr := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
 	s := &Server{URL: "http://" + addr(ports[0]), GRPC: addr(ports[1]), Metrics: addr(ports[2]), log: &process.Buffer{}}
-	cmd := exec.Command(bin, Args(opts.Engine, opts.URI, addr(ports[0]), addr(ports[1]), addr(ports[2]))...)
+	cmd := exec.Command(bin, append(Args(opts.Engine, opts.URI, addr(ports[0]), addr(ports[1]), addr(ports[2])), opts.Args...)...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if opts.PresharedKey != "" {
 		keyFile := filepath.Join(dir, "preshared.key")
