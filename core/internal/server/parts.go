@@ -222,6 +222,7 @@ func (p *parts) newCRDHandler() error {
 			Authorizer:        p.authz, Converters: converters, MaxBodyBytes: generic.MaxRequestBodyBytes},
 		Admission:         p.admission,
 		Builtin:           builtinGroups(),
+		BuiltinResource:   p.builtinResource,
 		MinRequestTimeout: time.Duration(generic.MinRequestTimeout) * time.Second,
 	}
 	return nil
