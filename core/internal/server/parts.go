@@ -100,7 +100,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	// Exports and schemas of other shards come from their replicas.
 	p.exports = &apiexport.Exports{Exports: sharding.WithReplicas(p.reg.exports, p.sharding.shards, sharding.APIExports), Bindings: p.reg.bindings,
 		Schemas: sharding.WithReplicas(p.reg.schemas, p.sharding.shards, sharding.APIResourceSchemas), Consumers: p.consumers,
-		Builtin: builtinGroups()}
+		Builtin: builtinGroups(), ServedIdentity: p.servedIdentity}
 	p.newAuthorizer()
 	if err := p.newMounts(); err != nil {
 		return nil, err
@@ -202,6 +202,16 @@ func (p *parts) newAuthorizer() {
 		// Last of the layers: virtual workspace requests are decided above
 		// (kcp's virtual workspaces act with a system identity).
 		authorization.Fixed(requiredgroups.Authorizer{LogicalCluster: p.index.Get}))
+}
+
+// servedIdentity returns the identity under which consumer serves
+// group/resource ("" for its own CRD).
+func (p *parts) servedIdentity(consumer, group, resource string) (string, bool) {
+	c := p.crdIndex.Get(consumer, resource+"."+group)
+	if c == nil {
+		return "", false
+	}
+	return c.Annotations[crd.IdentityAnnotation], true
 }
 
 // newCRDHandler builds the handler of custom and bound resources. Its

@@ -81,6 +81,9 @@ type Exports interface {
 	// BuiltinGroup reports whether the server serves group itself (a claim
 	// on it names that resource whatever its identity hash).
 	BuiltinGroup(group string) bool
+	// Serves reports whether consumer serves group/resource bound under
+	// identity (not a CRD or another binding's resource of that name).
+	Serves(consumer, group, resource, identity string) bool
 }
 
 // selects reports whether the consumer's claim of the export picks obj.
@@ -299,7 +302,12 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 		return authorizer.DecisionDeny, fmt.Sprintf("logical cluster %s does not bind APIExport %s", cluster, t.Name), nil
 	}
 	if exported {
-		return authorizer.DecisionAllow, "", nil
+		// Only what the binding serves: a resource of the export that a CRD
+		// or another binding holds there is theirs (NamingConflicts).
+		if a.Exports.Serves(cluster, attrs.GetAPIGroup(), resource, export.Status.IdentityHash) {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionDeny, fmt.Sprintf("APIBinding %s in logical cluster %s does not bind %s of APIExport %s", binding.Name, cluster, attrs.GetResource(), t.Name), nil
 	}
 	if allowed, ok := claimVerbs(export, binding, attrs.GetAPIGroup(), resource); ok {
 		if allowed.HasAny(attrs.GetVerb(), "*") {
