@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/group"
 	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -205,8 +206,12 @@ func (p *parts) newAuthorizer() {
 }
 
 // servedIdentity returns the identity under which consumer serves
-// group/resource ("" for its own CRD).
+// group/resource ("" for its own CRD and for the built-in resources, which
+// a binding of them never replaces).
 func (p *parts) servedIdentity(consumer, group, resource string) (string, bool) {
+	if p.exports.Builtin[group] && p.builtinResource(schema.GroupResource{Group: group, Resource: resource}) {
+		return "", true
+	}
 	c := p.crdIndex.Get(consumer, resource+"."+group)
 	if c == nil {
 		return "", false

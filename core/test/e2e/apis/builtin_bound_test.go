@@ -124,3 +124,51 @@ spec: {hard: {count/services: "1"}}
 		return r.Code == 404, r.String()
 	})
 }
+
+// TestBoundBuiltinKindIsNoBackdoor: a provider that exports secrets of the
+// core group, which the server serves itself, gets no way into a
+// consumer's Secrets when the consumer binds the export: the consumer's
+// secrets stay the built-in ones, and the provider's virtual workspace
+// refuses them (403), as it refuses any resource the consumer does not
+// serve under the export's identity.
+func TestBoundBuiltinKindIsNoBackdoor(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	org := s.CreateOrg(t, "e2e-backdoor")
+	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
+	provider, consumer := ws[0], ws[1]
+	s.KubectlFor(provider.Path).RunStdin(t, `apiVersion: apis.kcp.io/v1alpha1
+kind: APIResourceSchema
+metadata: {name: v1.secrets.core}
+spec:
+  group: ""
+  names: {plural: secrets, singular: secret, kind: Secret, listKind: SecretList}
+  scope: Namespaced
+  versions:
+  - {name: v1, served: true, storage: true, schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: apis.kcp.io/v1alpha2
+kind: APIExport
+metadata: {name: secrets}
+spec:
+  resources:
+  - {group: "", name: secrets, schema: v1.secrets.core, storage: {crd: {}}}
+`, "apply", "-f", "-")
+	s.WaitExportIdentity(t, provider, "secrets")
+	s.Bind(t, consumer, "secrets", provider, "secrets", nil)
+	k := s.KubectlFor(consumer.Path)
+	k.Run(t, "create", "secret", "generic", "private", "-n", "default", "--from-literal=password=hunter2")
+	framework.RequireEqual(t, k.Run(t, "get", "secret", "private", "-n", "default", "-o", "jsonpath={.data.password}"), "aHVudGVyMg==",
+		"the consumer's own secret")
+
+	base := "/services/apiexport/" + provider.Cluster + "/secrets/clusters/" + consumer.Cluster + "/api/v1/namespaces/default/secrets"
+	for _, path := range []string{base, base + "/private"} {
+		r := s.AdminRequest(t, "GET", path, nil)
+		framework.RequireCode(t, r, "the provider reading the consumer's secrets through its virtual workspace", 403)
+		if strings.Contains(string(r.Body), "aHVudGVyMg==") {
+			t.Errorf("the provider read the consumer's secret: %s", r.Body)
+		}
+	}
+	r := s.AdminRequest(t, "POST", base, []byte(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"planted"}}`))
+	framework.RequireCode(t, r, "the provider creating a secret in the consumer through its virtual workspace", 403)
+}
