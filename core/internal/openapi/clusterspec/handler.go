@@ -265,9 +265,16 @@ type crdVersion struct {
 	version string
 }
 
+// established returns the established CRDs with OpenAPI paths of their
+// own: not those of the core group.
 func established(in []*apiextensionsv1.CustomResourceDefinition) []*apiextensionsv1.CustomResourceDefinition {
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, crd := range in {
+		if crd.Spec.Group == "" {
+			// A bound kind of the core group has no /apis/<group> path; its
+			// schema is not merged into api/v1's (not yet done).
+			continue
+		}
 		for _, c := range crd.Status.Conditions {
 			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue && crd.Status.AcceptedNames.Plural != "" {
 				out = append(out, crd)
