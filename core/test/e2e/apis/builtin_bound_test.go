@@ -78,11 +78,12 @@ func TestBoundBuiltinKind(t *testing.T) {
 	}
 	k := s.KubectlFor(consumer.Path)
 	framework.RequireContains(t, k.Run(t, "api-resources", "--api-group="), "services", "kubectl api-resources of the core group")
-	// The OpenAPI v3 index names no group "" under /apis.
+	// OpenAPI v3: services join api/v1 (no group "" under /apis).
 	if r := s.AdminRequest(t, "GET", "/clusters/"+consumer.Path+"/openapi/v3", nil); r.Code != 200 || strings.Contains(string(r.Body), `"apis//`) {
 		t.Errorf("OpenAPI v3 index of the consumer: %s", r)
 	}
-	k.Run(t, "explain", "configmaps.data")
+	framework.RequireContains(t, k.Run(t, "explain", "services"), "KIND:       Service", "kubectl explain services")
+	framework.RequireContains(t, k.Run(t, "explain", "configmaps.data"), "FIELD: data", "kubectl explain configmaps.data")
 
 	k.RunStdin(t, `apiVersion: v1
 kind: ResourceQuota
