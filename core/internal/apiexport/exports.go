@@ -20,6 +20,19 @@ type Exports struct {
 	Consumers *Consumers
 	// Builtin are the groups the built-in registries serve.
 	Builtin map[string]bool
+	// ServedIdentity returns the identity under which a consumer serves
+	// group/resource ("" for a CRD of its own), if it serves it.
+	ServedIdentity func(consumer, group, resource string) (string, bool)
+}
+
+// Serves reports whether consumer serves group/resource bound under
+// identity.
+func (e *Exports) Serves(consumer, group, resource, identity string) bool {
+	if e.ServedIdentity == nil {
+		return false
+	}
+	id, ok := e.ServedIdentity(consumer, group, resource)
+	return ok && id == identity
 }
 
 // Export returns an export, from the cache when it already has its

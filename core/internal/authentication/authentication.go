@@ -56,7 +56,9 @@ var (
 )
 
 // New returns the request authenticator and the token authenticator
-// (the latter answers TokenReviews).
+// (the latter answers TokenReviews). The request authenticator knows no
+// anonymous callers: WithAnonymousPublic adds them after every other
+// authenticator.
 func New(c Config) (authenticator.Request, authenticator.Token, error) {
 	tokens := []authenticator.Token{staticTokens(c.Tokens)}
 	if c.TokenAuthFile != "" {
@@ -94,8 +96,16 @@ func New(c Config) (authenticator.Request, authenticator.Token, error) {
 		opts.Roots = pool
 		reqs = append(reqs, x509request.New(opts, x509request.CommonNameUserConversion))
 	}
-	authenticated := group.NewAuthenticatedGroupAdder(union.New(reqs...))
-	return union.New(authenticated, anonymousPublic{}), token, nil
+	return group.NewAuthenticatedGroupAdder(union.New(reqs...)), token, nil
+}
+
+// WithAnonymousPublic lets callers no authenticator of a recognises reach
+// PublicPaths as system:anonymous. It must wrap the complete chain: a
+// caller with credentials (a service-account or JWT token too) stays who
+// it is on public paths, which the authorizer of a virtual workspace
+// decides as for any other path.
+func WithAnonymousPublic(a authenticator.Request) authenticator.Request {
+	return union.New(a, anonymousPublic{})
 }
 
 type staticTokens map[string]*user.DefaultInfo

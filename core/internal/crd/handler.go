@@ -31,7 +31,13 @@ type Handler struct {
 	Builder   *Builder
 	Admission admission.Interface
 	// Builtin holds the groups served by the built-in registries.
-	Builtin           map[string]bool
+	Builtin map[string]bool
+	// BuiltinResource reports whether a built-in registry serves a
+	// resource of a Builtin group. Other resources of those groups (a
+	// bound services of the core group) are served here when the cluster
+	// binds them; the built-in ones always win. Nil: every resource of a
+	// Builtin group is built in.
+	BuiltinResource   func(gr schema.GroupResource) bool
 	MinRequestTimeout time.Duration
 	Next              http.Handler
 
@@ -50,7 +56,7 @@ func (h *Handler) WithNext(next http.Handler) http.Handler {
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	ctx := r.Context()
 	info, ok := genericapirequest.RequestInfoFrom(ctx)
-	if !ok || !info.IsResourceRequest || h.Builtin[info.APIGroup] {
+	if !ok || !info.IsResourceRequest || h.builtin(info) {
 		next.ServeHTTP(w, r)
 		return
 	}
@@ -98,8 +104,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 	case "":
 		handler = h.serveResource(si, info, terminating)
 	case "status":
-		if si.storage[info.APIVersion].Status != nil {
-			handler = h.serveSubresource(si.storage[info.APIVersion].Status, si.status[info.APIVersion], info)
+		if st := si.statusStorage[info.APIVersion]; st != nil {
+			handler = h.serveSubresource(st, si.status[info.APIVersion], info)
 		}
 	case "scale":
 		if st := si.storage[info.APIVersion].Scale; st != nil {
@@ -112,6 +118,19 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 		return
 	}
 	handler(w, r)
+}
+
+// builtin reports whether the built-in registries serve the request's
+// resource.
+func (h *Handler) builtin(info *genericapirequest.RequestInfo) bool {
+	if !h.Builtin[info.APIGroup] {
+		return false
+	}
+	if h.BuiltinResource == nil {
+		return true
+	}
+	resource, _, _ := strings.Cut(info.Resource, ":")
+	return h.BuiltinResource(schema.GroupResource{Group: info.APIGroup, Resource: resource})
 }
 
 var patchTypes = []string{string(types.JSONPatchType), string(types.MergePatchType), string(types.ApplyYAMLPatchType)}

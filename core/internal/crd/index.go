@@ -39,9 +39,14 @@ const IdentityAnnotation = apiexport.IdentityAnnotation
 
 // StoragePrefix is where a CRD's objects are stored: bound resources are
 // stored under their export's identity, so that two exports of the same
-// group and resource never share objects.
+// group and resource never share objects. A bound resource of the core
+// group (services of an export) is stored as the built-in ones are,
+// /<plural>, and under its identity.
 func StoragePrefix(crd *apiextensionsv1.CustomResourceDefinition) string {
 	p := "/" + crd.Spec.Group + "/" + crd.Spec.Names.Plural
+	if crd.Spec.Group == "" {
+		p = "/" + crd.Spec.Names.Plural // the core group's, as the built-in ones
+	}
 	if id := crd.Annotations[IdentityAnnotation]; id != "" {
 		p += ":" + id
 	}

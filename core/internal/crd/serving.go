@@ -24,6 +24,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/handlers"
 	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/scale"
 	"k8s.io/kube-openapi/pkg/spec3"
@@ -39,6 +40,14 @@ type servingInfo struct {
 	scopes  map[string]*handlers.RequestScope
 	status  map[string]*handlers.RequestScope
 	scale   map[string]*handlers.RequestScope
+	// statusStorage serves the status subresource, by version.
+	statusStorage map[string]subresource
+}
+
+// subresource is the storage of a status subresource.
+type subresource interface {
+	rest.Patcher
+	GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set
 }
 
 // Builder makes serving infos.
@@ -128,7 +137,8 @@ func (b *Builder) build(crd *apiextensionsv1.CustomResourceDefinition, storagePr
 
 	equivalents := runtime.NewEquivalentResourceRegistry()
 	info := &servingInfo{crd: crd, storage: map[string]customresource.CustomResourceStorage{},
-		scopes: map[string]*handlers.RequestScope{}, status: map[string]*handlers.RequestScope{}, scale: map[string]*handlers.RequestScope{}}
+		scopes: map[string]*handlers.RequestScope{}, status: map[string]*handlers.RequestScope{}, scale: map[string]*handlers.RequestScope{},
+		statusStorage: map[string]subresource{}}
 	for _, v := range crd.Spec.Versions {
 		if !v.Served && !v.Storage {
 			continue
@@ -179,15 +189,27 @@ func (b *Builder) build(crd *apiextensionsv1.CustomResourceDefinition, storagePr
 			decorator: b.decoratorFor(crd), prefix: storagePrefix,
 			codec: storageCodec(safe, s, schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}, gvr.GroupVersion()),
 		}
+		strategy := customresource.NewStrategy(t, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, kind, validator, statusValidator,
+			s.byVersion[v.Name], statusSpec, scaleSpec, v.SelectableFields)
 		st, err := customresource.NewStorage(gvr.GroupResource(), schema.GroupResource{Group: crd.Spec.Group, Resource: names.Singular},
-			kind, gvr.GroupVersion().WithKind(names.ListKind),
-			customresource.NewStrategy(t, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, kind, validator, statusValidator,
-				s.byVersion[v.Name], statusSpec, scaleSpec, v.SelectableFields),
-			opts, names.Categories, table, replicas)
+			kind, gvr.GroupVersion().WithKind(names.ListKind), strategy, opts, names.Categories, table, replicas)
 		if err != nil {
 			return nil, err
 		}
 		info.storage[v.Name] = st
+		var statusStorage subresource
+		if st.Status != nil {
+			statusStorage = st.Status
+		}
+		if crd.Spec.Group == "" {
+			checks := coreGroupChecks{namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped, schema: validator, status: statusValidator}
+			if sr := coreGroupStorage(st, customresource.NewStatusStrategy(strategy), checks); sr != nil {
+				statusStorage = sr
+			}
+		}
+		if statusStorage != nil {
+			info.statusStorage[v.Name] = statusStorage
+		}
 		if err := waitReady(st.CustomResource.ReadinessCheckFunc); err != nil {
 			return nil, fmt.Errorf("storage of %s/%s: %w", crd.Name, v.Name, err)
 		}
@@ -220,8 +242,8 @@ func (b *Builder) build(crd *apiextensionsv1.CustomResourceDefinition, storagePr
 
 		status := main
 		status.Subresource = "status"
-		if st.Status != nil {
-			if status, err = withFieldManager(typeConverter, status, st.Status.GetResetFields(), "status"); err != nil {
+		if statusStorage != nil {
+			if status, err = withFieldManager(typeConverter, status, statusStorage.GetResetFields(), "status"); err != nil {
 				return nil, err
 			}
 		}

@@ -61,7 +61,10 @@ const AggregatedContentType = "application/json;g=apidiscovery.k8s.io;v=v2;as=AP
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := strings.TrimSuffix(r.URL.Path, "/")
-	if r.Method != http.MethodGet || (p != "/apis" && !strings.HasPrefix(p, "/apis/")) {
+	aggregated := strings.Contains(r.Header.Get("Accept"), aggregatedAccept)
+	// The core group's documents change only with bound resources of it.
+	core := p == "/api/v1" || (p == "/api" && aggregated)
+	if r.Method != http.MethodGet || (!core && p != "/apis" && !strings.HasPrefix(p, "/apis/")) {
 		h.Next.ServeHTTP(w, r)
 		return
 	}
@@ -81,10 +84,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, apierrors.NewInternalError(err))
 		return
 	}
+	if core {
+		b := docs.coreV1
+		if p == "/api" {
+			b = docs.coreAggregated
+		}
+		if b == nil {
+			h.Next.ServeHTTP(w, r)
+			return
+		}
+		ct := "application/json"
+		if p == "/api" {
+			ct = AggregatedContentType
+		}
+		write(w, ct, b)
+		return
+	}
 	parts := strings.Split(strings.TrimPrefix(p, "/apis"), "/")[1:]
 	switch len(parts) {
 	case 0:
-		if strings.Contains(r.Header.Get("Accept"), aggregatedAccept) {
+		if aggregated {
 			write(w, AggregatedContentType, docs.aggregated)
 			return
 		}
@@ -108,34 +127,43 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type staticDiscovery struct {
 	groups     metav1.APIGroupList
 	aggregated apidiscoveryv2.APIGroupDiscoveryList
+	// coreV1 and core are the core group's: /api/v1 and /api aggregated.
+	coreV1 metav1.APIResourceList
+	core   apidiscoveryv2.APIGroupDiscoveryList
 }
 
 // loadStatic reads the built-in discovery documents from Static.
 func (h *Handler) loadStatic() {
 	h.cache = lru.New(cacheSize)
-	if err := scrape(h.Static, "application/json", &h.static.groups); err != nil {
-		h.staticErr = err
-		return
-	}
-	if err := scrape(h.Static, AggregatedContentType, &h.static.aggregated); err != nil {
-		h.staticErr = err
-		return
+	for _, s := range []struct {
+		path, accept string
+		obj          any
+	}{
+		{"/apis", "application/json", &h.static.groups},
+		{"/apis", AggregatedContentType, &h.static.aggregated},
+		{"/api/v1", "application/json", &h.static.coreV1},
+		{"/api", AggregatedContentType, &h.static.core},
+	} {
+		if err := scrape(h.Static, s.path, s.accept, s.obj); err != nil {
+			h.staticErr = err
+			return
+		}
 	}
 	h.static.groups.Kind, h.static.groups.APIVersion = "APIGroupList", "v1"
 	h.static.aggregated.Kind, h.static.aggregated.APIVersion = "APIGroupDiscoveryList", "apidiscovery.k8s.io/v2"
 }
 
-// scrape decodes Static's answer to GET /apis with accept into obj.
-func scrape(static http.Handler, accept string, obj any) error {
-	req := httptest.NewRequest(http.MethodGet, "/apis", nil)
+// scrape decodes Static's answer to GET path with accept into obj.
+func scrape(static http.Handler, path, accept string, obj any) error {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
 	req.Header.Set("Accept", accept)
 	rec := httptest.NewRecorder()
 	static.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
-		return fmt.Errorf("reading built-in discovery (%s): status %d: %s", accept, rec.Code, rec.Body.String())
+		return fmt.Errorf("reading built-in discovery of %s (%s): status %d: %s", path, accept, rec.Code, rec.Body.String())
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), obj); err != nil {
-		return fmt.Errorf("decoding built-in discovery (%s): %w", accept, err)
+		return fmt.Errorf("decoding built-in discovery of %s (%s): %w", path, accept, err)
 	}
 	return nil
 }
@@ -147,6 +175,9 @@ type documents struct {
 	aggregated []byte            // /apis, aggregated
 	groups     map[string][]byte // /apis/<group>
 	versions   map[string][]byte // /apis/<group>/<version>
+	// coreV1 (/api/v1) and coreAggregated (/api, aggregated) are set when
+	// bound resources join the core group's built-in ones.
+	coreV1, coreAggregated []byte
 }
 
 // documentsOf returns the documents of crds, from the cache when they
@@ -169,8 +200,19 @@ func (h *Handler) documentsOf(crds []*apiextensionsv1.CustomResourceDefinition) 
 }
 
 func (h *Handler) build(crds []*apiextensionsv1.CustomResourceDefinition) (*documents, error) {
-	groups := groupsOf(crds)
+	var core, others []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range crds {
+		if crd.Spec.Group == "" {
+			core = append(core, crd)
+		} else {
+			others = append(others, crd)
+		}
+	}
+	groups := groupsOf(others)
 	d := &documents{groups: map[string][]byte{}, versions: map[string][]byte{}}
+	if err := h.buildCore(d, core); err != nil {
+		return nil, err
+	}
 	list := h.static.groups.DeepCopy()
 	agg := h.static.aggregated.DeepCopy()
 	var err error
@@ -194,6 +236,43 @@ func (h *Handler) build(crds []*apiextensionsv1.CustomResourceDefinition) (*docu
 		return nil, fmt.Errorf("encoding aggregated discovery: %w", err)
 	}
 	return d, nil
+}
+
+// buildCore adds the core group's bound resources (v1 only, the core
+// group's one version) to its built-in documents.
+func (h *Handler) buildCore(d *documents, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	var v1 *groupVersion
+	for _, g := range groupsOf(crds) {
+		for _, v := range g.versions {
+			if v.name == "v1" {
+				v1 = v
+			}
+		}
+	}
+	if v1 == nil {
+		return nil
+	}
+	list := h.static.coreV1.DeepCopy()
+	list.Kind, list.APIVersion = "APIResourceList", "v1"
+	list.APIResources = append(list.APIResources, v1.resourceList("").APIResources...)
+	agg := h.static.core.DeepCopy()
+	agg.Kind, agg.APIVersion = "APIGroupDiscoveryList", "apidiscovery.k8s.io/v2"
+	bound := (&group{versions: []*groupVersion{v1}}).aggregated().Versions[0].Resources
+	for i := range agg.Items {
+		for j := range agg.Items[i].Versions {
+			if agg.Items[i].Name == "" && agg.Items[i].Versions[j].Version == "v1" {
+				agg.Items[i].Versions[j].Resources = append(agg.Items[i].Versions[j].Resources, bound...)
+			}
+		}
+	}
+	var err error
+	if d.coreV1, err = json.Marshal(list); err != nil {
+		return fmt.Errorf("encoding discovery of v1: %w", err)
+	}
+	if d.coreAggregated, err = json.Marshal(agg); err != nil {
+		return fmt.Errorf("encoding aggregated discovery of the core group: %w", err)
+	}
+	return nil
 }
 
 // setKey identifies a set of CRDs by their UIDs and resourceVersions

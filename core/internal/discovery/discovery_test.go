@@ -215,8 +215,8 @@ func TestStaticReadOnceAndCRDChanges(t *testing.T) {
 			}
 		}
 	}
-	if n := static.requests.Load(); n != 2 {
-		t.Errorf("the static handler was asked %d times, want 2 (legacy and aggregated, once)", n)
+	if n := static.requests.Load(); n != 4 {
+		t.Errorf("the static handler was asked %d times, want 4 (legacy and aggregated, of /apis and the core group, once)", n)
 	}
 
 	// The cluster's CRD changes (new resourceVersion): its documents follow.
@@ -282,8 +282,8 @@ func TestConcurrentRequests(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-	if n := static.requests.Load(); n != 2 {
-		t.Errorf("the static handler was asked %d times under concurrent requests, want 2", n)
+	if n := static.requests.Load(); n != 4 {
+		t.Errorf("the static handler was asked %d times under concurrent requests, want 4", n)
 	}
 }
 
@@ -301,5 +301,47 @@ func TestUncachedWithoutIdentity(t *testing.T) {
 	list := decode[metav1.APIResourceList](t, get(h, "c1", "/apis/stable.example.com/v1", ""), "GET after an in-place change")
 	if len(list.APIResources) != 1 || !reflect.DeepEqual(list.APIResources[0].ShortNames, []string{"wd"}) {
 		t.Errorf("after changing a CRD without UID and resourceVersion: resources %+v, want widgets with short name wd", list.APIResources)
+	}
+}
+
+// TestBoundCoreResources checks that a bound resource of the core group
+// (services) joins the built-in ones in /api/v1 and the aggregated /api,
+// and that /apis shows no group "" for it; a cluster without one passes
+// the core group's documents on.
+func TestBoundCoreResources(t *testing.T) {
+	crds := map[string][]*apiextensionsv1.CustomResourceDefinition{
+		"c1": {newCRD("", "services", "Service", []string{"v1"}, withStatusAndScale)},
+		"c2": testCRDs()["c1"],
+	}
+	h := &Handler{CRDs: lister(crds), Static: newFakeStatic(1, 1), Next: &nextHandler{}}
+	list := decode[metav1.APIResourceList](t, get(h, "c1", "/api/v1", ""), "GET /api/v1")
+	var names []string
+	for _, r := range list.APIResources {
+		names = append(names, r.Name)
+	}
+	if want := []string{"configmaps", "services", "services/status", "services/scale"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("/api/v1 lists %v, want %v", names, want)
+	}
+	if list.GroupVersion != "v1" {
+		t.Errorf("/api/v1 has groupVersion %q, want v1", list.GroupVersion)
+	}
+	agg := decode[apidiscoveryv2.APIGroupDiscoveryList](t, get(h, "c1", "/api", AggregatedContentType), "GET /api (aggregated)")
+	names = nil
+	for _, r := range agg.Items[0].Versions[0].Resources {
+		names = append(names, r.Resource+"/"+r.ResponseKind.Kind)
+	}
+	if want := []string{"configmaps/ConfigMap", "services/Service"}; len(agg.Items) != 1 || !reflect.DeepEqual(names, want) {
+		t.Errorf("aggregated /api lists %v (%d groups), want %v", names, len(agg.Items), want)
+	}
+	groups := decode[metav1.APIGroupList](t, get(h, "c1", "/apis", ""), "GET /apis")
+	for _, g := range groups.Groups {
+		if g.Name == "" {
+			t.Errorf("/apis lists the core group: %+v", g)
+		}
+	}
+	for _, path := range []string{"/api/v1", "/api"} {
+		if rec := get(h, "c2", path, AggregatedContentType); rec.Code != http.StatusTeapot {
+			t.Errorf("GET %s in a cluster without bound core resources: code %d, want it passed on", path, rec.Code)
+		}
 	}
 }

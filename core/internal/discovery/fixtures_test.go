@@ -87,7 +87,11 @@ func unservedVersion(name string) crdOpt {
 type fakeStatic struct {
 	groups     metav1.APIGroupList
 	aggregated apidiscoveryv2.APIGroupDiscoveryList
-	requests   atomic.Int32
+	// coreV1 and core are the core group's (/api/v1, /api aggregated):
+	// configmaps.
+	coreV1   metav1.APIResourceList
+	core     apidiscoveryv2.APIGroupDiscoveryList
+	requests atomic.Int32
 }
 
 // newFakeStatic has n built-in groups with m resources each.
@@ -95,6 +99,12 @@ func newFakeStatic(n, m int) *fakeStatic {
 	s := &fakeStatic{}
 	s.groups.Kind, s.groups.APIVersion = "APIGroupList", "v1"
 	s.aggregated.Kind, s.aggregated.APIVersion = "APIGroupDiscoveryList", "apidiscovery.k8s.io/v2"
+	s.coreV1 = metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: "v1",
+		APIResources: []metav1.APIResource{{Name: "configmaps", SingularName: "configmap", Namespaced: true, Kind: "ConfigMap", Verbs: resourceVerbs}}}
+	s.core = apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: s.aggregated.TypeMeta, Items: []apidiscoveryv2.APIGroupDiscovery{{
+		Versions: []apidiscoveryv2.APIVersionDiscovery{{Version: "v1", Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
+			Resources: []apidiscoveryv2.APIResourceDiscovery{{Resource: "configmaps", SingularResource: "configmap", Scope: apidiscoveryv2.ScopeNamespace,
+				Verbs: resourceVerbs, ResponseKind: &metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}}}}}}}}
 	for i := range n {
 		name := fmt.Sprintf("builtin%d.k8s.io", i)
 		gv := metav1.GroupVersionForDiscovery{GroupVersion: name + "/v1", Version: "v1"}
@@ -115,13 +125,20 @@ func newFakeStatic(n, m int) *fakeStatic {
 
 func (s *fakeStatic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
-	if r.URL.Path != "/apis" {
+	aggregated := strings.Contains(r.Header.Get("Accept"), aggregatedAccept)
+	var obj any
+	switch {
+	case r.URL.Path == "/apis" && aggregated:
+		obj = &s.aggregated
+	case r.URL.Path == "/apis":
+		obj = &s.groups
+	case r.URL.Path == "/api/v1":
+		obj = &s.coreV1
+	case r.URL.Path == "/api" && aggregated:
+		obj = &s.core
+	default:
 		http.NotFound(w, r)
 		return
-	}
-	var obj any = &s.groups
-	if strings.Contains(r.Header.Get("Accept"), aggregatedAccept) {
-		obj = &s.aggregated
 	}
 	b, _ := json.Marshal(obj)
 	_, _ = w.Write(b)

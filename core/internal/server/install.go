@@ -12,6 +12,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/tools/cache"
@@ -160,6 +161,23 @@ func builtinGroups() map[string]bool {
 		out[gv.Group] = true
 	}
 	return out
+}
+
+// builtinResource reports whether a built-in registry serves gr (any
+// version); the apiextensions group serves CRDs only.
+func (p *parts) builtinResource(gr schema.GroupResource) bool {
+	if gr.Group == apiextensionsv1.GroupName {
+		return true
+	}
+	for gv, byPath := range p.storage {
+		if gv.Group != gr.Group {
+			continue
+		}
+		if _, ok := byPath[gr.Resource]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // newCRDGroup is the apiextensions.k8s.io group; installing it fills in

@@ -12,6 +12,7 @@ import (
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/group"
@@ -100,7 +101,7 @@ func newParts(c completedConfig, backend *clusterstore.Backend) (*parts, error) 
 	// Exports and schemas of other shards come from their replicas.
 	p.exports = &apiexport.Exports{Exports: sharding.WithReplicas(p.reg.exports, p.sharding.shards, sharding.APIExports), Bindings: p.reg.bindings,
 		Schemas: sharding.WithReplicas(p.reg.schemas, p.sharding.shards, sharding.APIResourceSchemas), Consumers: p.consumers,
-		Builtin: builtinGroups()}
+		Builtin: builtinGroups(), ServedIdentity: p.servedIdentity}
 	p.newAuthorizer()
 	if err := p.newMounts(); err != nil {
 		return nil, err
@@ -204,6 +205,20 @@ func (p *parts) newAuthorizer() {
 		authorization.Fixed(requiredgroups.Authorizer{LogicalCluster: p.index.Get}))
 }
 
+// servedIdentity returns the identity under which consumer serves
+// group/resource ("" for its own CRD and for the built-in resources, which
+// a binding of them never replaces).
+func (p *parts) servedIdentity(consumer, group, resource string) (string, bool) {
+	if p.exports.Builtin[group] && p.builtinResource(schema.GroupResource{Group: group, Resource: resource}) {
+		return "", true
+	}
+	c := p.crdIndex.Get(consumer, resource+"."+group)
+	if c == nil {
+		return "", false
+	}
+	return c.Annotations[crd.IdentityAnnotation], true
+}
+
 // newCRDHandler builds the handler of custom and bound resources. Its
 // OpenAPI definitions are the apiextensions group's, which the generic
 // server computes when it installs crdGroup.
@@ -222,6 +237,7 @@ func (p *parts) newCRDHandler() error {
 			Authorizer:        p.authz, Converters: converters, MaxBodyBytes: generic.MaxRequestBodyBytes},
 		Admission:         p.admission,
 		Builtin:           builtinGroups(),
+		BuiltinResource:   p.builtinResource,
 		MinRequestTimeout: time.Duration(generic.MinRequestTimeout) * time.Second,
 	}
 	return nil

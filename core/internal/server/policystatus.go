@@ -18,20 +18,24 @@ import (
 )
 
 // installPolicyStatus fills in ValidatingAdmissionPolicy status. The type
-// checker knows the built-in kinds (their OpenAPI definitions); the
-// expressions on other kinds are not checked (no warnings), as kube does
-// for kinds it has no schema of.
+// checker knows the built-in kinds (their OpenAPI definitions) and the
+// kinds of the policy's cluster's CRDs and bound resources (their
+// schemas); the expressions on other kinds are not checked (no warnings),
+// as kube does for kinds it has no schema of.
 func (p *parts) installPolicyStatus(inf informers) controller {
 	gv := admissionregistrationv1.SchemeGroupVersion
 	st, _ := p.storage[gv]["validatingadmissionpolicies"].(local.Storage)
 	status, _ := p.storage[gv]["validatingadmissionpolicies/status"].(rest.Updater)
-	checker := &validating.TypeChecker{
-		SchemaResolver: resolver.NewDefinitionsSchemaResolver(definitions.GetOpenAPIDefinitions, builtinapi.Scheme),
-		RestMapper:     p.builtinRESTMapper(),
+	builtin := resolver.NewDefinitionsSchemaResolver(definitions.GetOpenAPIDefinitions, builtinapi.Scheme)
+	builtinMapper := p.builtinRESTMapper()
+	check := func(cluster string, policy *admissionregistrationv1.ValidatingAdmissionPolicy) []admissionregistrationv1.ExpressionWarning {
+		crds := crdSchemas{crds: p.crdIndex.List(cluster), static: p.crdGroup.StaticOpenAPISpec}
+		checker := &validating.TypeChecker{SchemaResolver: builtin.Combine(crds), RestMapper: meta.MultiRESTMapper{builtinMapper, crds.restMapper()}}
+		return checker.Check(policy)
 	}
 	return policystatus.New(clientOf[*admissionregistrationv1.ValidatingAdmissionPolicy](st, status),
 		inf.of(p.storage[gv]["validatingadmissionpolicies"].(wildcard.Storage), &admissionregistrationv1.ValidatingAdmissionPolicy{}),
-		checker.Check)
+		check)
 }
 
 // builtinRESTMapper maps the built-in resources to their kinds.

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/meshplane/meshplane/core/internal/adminkubeconfig"
+	"github.com/meshplane/meshplane/core/internal/authentication"
 	"github.com/meshplane/meshplane/core/internal/handlerchain"
 	"github.com/meshplane/meshplane/core/internal/openapi/lazyspec"
 	"github.com/meshplane/meshplane/core/internal/typeconverter"
@@ -80,7 +81,7 @@ func (s *Server) Close() {
 // APIs and the controllers' post-start hook.
 func (p *parts) newGenericServer() (*genericapiserver.GenericAPIServer, error) {
 	config := p.config.Generic
-	config.Authentication.Authenticator = p.withJWT(p.withServiceAccountTokens(config.Authentication.Authenticator))
+	config.Authentication.Authenticator = authentication.WithAnonymousPublic(p.withJWT(p.withServiceAccountTokens(config.Authentication.Authenticator)))
 	config.Authorization.Authorizer = p.authz
 	config.RuleResolver = p.rules
 	config.AdmissionControl = p.admission

@@ -56,6 +56,10 @@ func (r *bindingReconciler) reconcile(ctx context.Context, cluster string, b *ap
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	var bound []apisv1alpha2.BoundAPIResource
 	var skipped map[schema.GroupResource]lock
+	// As kcp, the resources of a binding are served one by one: one held
+	// elsewhere is skipped, a clash of names stops at that resource (those
+	// before it are served).
+	namesConflict := ""
 	for _, res := range export.Spec.Resources {
 		sch, err := r.getSchema(ctx, exportCluster, res.Schema)
 		if err != nil {
@@ -77,8 +81,8 @@ func (r *bindingReconciler) reconcile(ctx context.Context, cluster string, b *ap
 			continue
 		}
 		if conflict := r.conflicts.namesConflict(cluster, b, def); conflict != "" {
-			markConflict(b, "Unable to bind APIs: %v", conflict)
-			return 10 * time.Second, nil
+			namesConflict = conflict
+			break
 		}
 		crds = append(crds, def)
 		var storage []string
@@ -91,15 +95,8 @@ func (r *bindingReconciler) reconcile(ctx context.Context, cluster string, b *ap
 			Schema:          apisv1alpha2.BoundAPIResourceSchema{Name: sch.Name, UID: string(sch.UID), IdentityHash: identity},
 			StorageVersions: storage})
 	}
-	if len(skipped) > 0 {
-		// Nothing is served while a resource is held elsewhere (kcp serves
-		// the others).
-		markConflict(b, "Unable to bind APIs because they are bound by other APIBindings or CRDs: %v", skipped)
-		return 10 * time.Second, nil
-	}
 	b.Status.APIExportClusterName = exportCluster
 	b.Status.BoundResources = bound
-	b.Status.Phase = apisv1alpha2.APIBindingPhaseBound
 	b.Status.ExportPermissionClaims = nil // copies: export is the watch cache's
 	for _, pc := range export.Spec.PermissionClaims {
 		b.Status.ExportPermissionClaims = append(b.Status.ExportPermissionClaims, *pc.DeepCopy())
@@ -110,9 +107,21 @@ func (r *bindingReconciler) reconcile(ctx context.Context, cluster string, b *ap
 			b.Status.AppliedPermissionClaims = append(b.Status.AppliedPermissionClaims, claim.ScopedPermissionClaim)
 		}
 	}
-	for _, t := range []conditionsv1alpha1.ConditionType{apisv1alpha2.InitialBindingCompleted, apisv1alpha2.BindingUpToDate,
-		apisv1alpha2.PermissionClaimsValid, apisv1alpha2.PermissionClaimsApplied} {
+	for _, t := range []conditionsv1alpha1.ConditionType{apisv1alpha2.PermissionClaimsValid, apisv1alpha2.PermissionClaimsApplied} {
 		conditions.MarkTrue(b, t)
+	}
+	var requeue time.Duration
+	switch {
+	case namesConflict != "":
+		markConflict(b, "Unable to bind APIs: %v", namesConflict)
+		requeue = 10 * time.Second
+	case len(skipped) > 0:
+		markConflict(b, "Unable to bind APIs because they are bound by other APIBindings or CRDs: %v", skipped)
+		requeue = 10 * time.Second
+	default:
+		conditions.MarkTrue(b, apisv1alpha2.InitialBindingCompleted)
+		conditions.MarkTrue(b, apisv1alpha2.BindingUpToDate)
+		b.Status.Phase = apisv1alpha2.APIBindingPhaseBound
 	}
 	if invalid := unexpectedClaims(export, b); len(invalid) > 0 {
 		shown := invalid
@@ -122,11 +131,17 @@ func (r *bindingReconciler) reconcile(ctx context.Context, cluster string, b *ap
 		conditions.MarkFalse(b, apisv1alpha2.PermissionClaimsValid, apisv1alpha2.InvalidPermissionClaimsReason, conditionsv1alpha1.ConditionSeverityError,
 			"%d unexpected and/or invalid permission claims (showing first %d): %s", len(invalid), len(shown), errorList(shown))
 	}
-	conditions.MarkTrue(b, conditionsv1alpha1.ReadyCondition)
+	// Ready follows InitialBindingCompleted, as kcp's summary.
+	if conditions.IsTrue(b, apisv1alpha2.InitialBindingCompleted) {
+		conditions.MarkTrue(b, conditionsv1alpha1.ReadyCondition)
+	} else {
+		c := conditions.Get(b, apisv1alpha2.InitialBindingCompleted)
+		conditions.MarkFalse(b, conditionsv1alpha1.ReadyCondition, c.Reason, c.Severity, "%s", c.Message)
+	}
 	if crds == nil {
 		crds = []*apiextensionsv1.CustomResourceDefinition{}
 	}
-	return 0, crds
+	return requeue, crds
 }
 
 // markConflict reports a naming conflict as kcp does: BindingUpToDate

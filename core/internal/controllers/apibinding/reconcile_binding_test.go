@@ -8,12 +8,14 @@ import (
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshplane/meshplane/core/internal/apiexport"
 )
@@ -120,7 +122,7 @@ func TestBindingReconciler(t *testing.T) {
 			if requeue != tt.wantRequeue {
 				t.Errorf("requeue = %v, want %v", requeue, tt.wantRequeue)
 			}
-			if (crds != nil) != tt.wantServe {
+			if (len(crds) > 0) != tt.wantServe {
 				t.Fatalf("CRDs to serve = %v, want serving %v", crds, tt.wantServe)
 			}
 			if b.Status.Phase != tt.wantPhase {
@@ -147,6 +149,85 @@ func TestBindingReconciler(t *testing.T) {
 			}
 			if !found {
 				t.Errorf("conditions %v carry no reason %q with message %q", b.Status.Conditions, tt.wantReason, tt.wantMessage)
+			}
+		})
+	}
+}
+
+// TestBindingReconcilerServesWhatItCan checks kcp's partial binding: of
+// an export of gadgets, widgets and sprockets, widgets held by a CRD of
+// the consumer is skipped and the others are served; a clash of names at
+// sprockets serves what comes before it only. The binding reports
+// NamingConflicts and is not Ready either way.
+func TestBindingReconcilerServesWhatItCan(t *testing.T) {
+	schemaOf := func(plural, kind string) *apisv1alpha1.APIResourceSchema {
+		return &apisv1alpha1.APIResourceSchema{
+			ObjectMeta: metav1.ObjectMeta{Name: "v1." + plural + ".example.io", UID: types.UID(plural)},
+			Spec: apisv1alpha1.APIResourceSchemaSpec{Group: "example.io", Scope: apiextensionsv1.NamespaceScoped,
+				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Singular: strings.ToLower(kind), Kind: kind, ListKind: kind + "List"},
+				Versions: []apisv1alpha1.APIResourceVersion{{Name: "v1", Served: true, Storage: true,
+					Schema: runtimeRaw(`{"type":"object","x-kubernetes-preserve-unknown-fields":true}`)}}},
+		}
+	}
+	schemas := map[string]*apisv1alpha1.APIResourceSchema{}
+	export := &apisv1alpha2.APIExport{ObjectMeta: metav1.ObjectMeta{Name: "things"}, Status: apisv1alpha2.APIExportStatus{IdentityHash: "id1"}}
+	for _, r := range [][2]string{{"gadgets", "Gadget"}, {"widgets", "Widget"}, {"sprockets", "Sprocket"}, {"cogs", "Cog"}} {
+		sch := schemaOf(r[0], r[1])
+		schemas[sch.Name] = sch
+		export.Spec.Resources = append(export.Spec.Resources, apisv1alpha2.ResourceSchema{Name: r[0], Group: "example.io", Schema: sch.Name,
+			Storage: apisv1alpha2.ResourceSchemaStorage{CRD: &apisv1alpha2.ResourceSchemaStorageCRD{}}})
+	}
+	crd := func(plural, kind string) *apiextensionsv1.CustomResourceDefinition {
+		return &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: plural + ".example.io"},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: "example.io", Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind}}}
+	}
+	for _, tt := range []struct {
+		name        string
+		own         []*apiextensionsv1.CustomResourceDefinition
+		wantServed  string
+		wantMessage string
+	}{
+		{name: "a resource held by a CRD", own: []*apiextensionsv1.CustomResourceDefinition{crd("widgets", "Widget")},
+			wantServed: "gadgets,sprockets,cogs", wantMessage: "Unable to bind APIs because they are bound by other APIBindings or CRDs: map[widgets.example.io:{ true}]"},
+		{name: "a clash of names", own: []*apiextensionsv1.CustomResourceDefinition{crd("gears", "Sprocket")},
+			wantServed: "gadgets,widgets", wantMessage: `Unable to bind APIs: naming conflict with CustomResourceDefinition "gears.example.io": spec.names.kind=Sprocket is forbidden`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &bindingReconciler{
+				resolve:   func(string) (string, bool) { return "provider", true },
+				path:      func(cluster string) string { return "root:" + cluster },
+				getExport: func(context.Context, string, string) (*apisv1alpha2.APIExport, error) { return export, nil },
+				getSchema: func(_ context.Context, _, name string) (*apisv1alpha1.APIResourceSchema, error) {
+					return schemas[name], nil
+				},
+				conflicts: conflictChecker{
+					own:      func(string) []*apiextensionsv1.CustomResourceDefinition { return tt.own },
+					bound:    func(string) map[string][]*apiextensionsv1.CustomResourceDefinition { return nil },
+					bindings: func(string) []*apisv1alpha2.APIBinding { return nil },
+				},
+			}
+			b := &apisv1alpha2.APIBinding{ObjectMeta: metav1.ObjectMeta{Name: "things"},
+				Spec:   apisv1alpha2.APIBindingSpec{Reference: apisv1alpha2.BindingReference{Export: &apisv1alpha2.ExportBindingReference{Path: "root:provider", Name: "things"}}},
+				Status: apisv1alpha2.APIBindingStatus{Phase: apisv1alpha2.APIBindingPhaseBinding}}
+			_, crds := r.reconcile(context.Background(), "consumer", b)
+			var served, bound []string
+			for _, c := range crds {
+				served = append(served, c.Spec.Names.Plural)
+			}
+			for _, br := range b.Status.BoundResources {
+				bound = append(bound, br.Resource)
+			}
+			if strings.Join(served, ",") != tt.wantServed || strings.Join(bound, ",") != tt.wantServed {
+				t.Errorf("served %v, bound resources %v, want %s", served, bound, tt.wantServed)
+			}
+			if b.Status.Phase != apisv1alpha2.APIBindingPhaseBinding {
+				t.Errorf("phase %q, want Binding", b.Status.Phase)
+			}
+			for _, ct := range []string{"BindingUpToDate", "InitialBindingCompleted", "Ready"} {
+				c := conditions.Get(b, conditionsv1alpha1.ConditionType(ct))
+				if c == nil || c.Status != "False" || c.Reason != apisv1alpha2.NamingConflictsReason || c.Message != tt.wantMessage {
+					t.Errorf("condition %s = %+v, want False, NamingConflicts, %q", ct, c, tt.wantMessage)
+				}
 			}
 		})
 	}

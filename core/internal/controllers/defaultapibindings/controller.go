@@ -5,22 +5,29 @@
 // initializer does, each binding accepts every permission claim of its
 // export, with the claim's defaultSelector (all objects without one), so
 // the provider can work in the new workspace; the initializer waits for
-// the accepted claims to be applied too.
+// the accepted claims to be applied too. Bindings get kcp's names
+// (BindingName); a binding of the export the workspace has already is
+// kept.
 package defaultapibindings
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	kcpcrypto "github.com/kcp-dev/apimachinery/v2/pkg/util/crypto"
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/meshplane/meshplane/core/internal/clusters"
 	"github.com/meshplane/meshplane/core/internal/controllers/initializer"
 	"github.com/meshplane/meshplane/core/internal/reconciler/client"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
@@ -66,25 +73,7 @@ func (c *Controller) step(ctx context.Context, cluster string, lc *corev1alpha1.
 	pending := false
 	for _, a := range aliases {
 		for _, ref := range a.Spec.DefaultAPIBindings {
-			path := ref.Path
-			if path == "" {
-				path = a.Path
-			}
-			b, err := client.CachedOrLive(ctx, c.Bindings, cluster, "", ref.Export)
-			if apierrors.IsNotFound(err) {
-				var claims []apisv1alpha2.AcceptablePermissionClaim
-				claims, err = c.claims(ctx, path, ref.Export)
-				if err != nil {
-					return false, 0, err
-				}
-				b, err = c.Bindings.Create(ctx, cluster, "", &apisv1alpha2.APIBinding{
-					ObjectMeta: metav1.ObjectMeta{Name: ref.Export},
-					Spec: apisv1alpha2.APIBindingSpec{
-						Reference:        apisv1alpha2.BindingReference{Export: &apisv1alpha2.ExportBindingReference{Path: path, Name: ref.Export}},
-						PermissionClaims: claims,
-					},
-				})
-			}
+			b, err := c.ensure(ctx, cluster, a, ref)
 			if err != nil {
 				return false, 0, err
 			}
@@ -96,6 +85,72 @@ func (c *Controller) step(ctx context.Context, cluster string, lc *corev1alpha1.
 		return false, 500 * time.Millisecond, nil
 	}
 	return true, 0, nil
+}
+
+// ensure returns the default binding of ref in cluster, creating it with
+// kcp's name (BindingName) unless the export is bound already: a binding
+// an older server named after the export is the default binding.
+func (c *Controller) ensure(ctx context.Context, cluster string, a tenancy.Type, ref tenancyv1alpha1.APIExportReference) (*apisv1alpha2.APIBinding, error) {
+	path, hashedPath := ref.Path, ref.Path
+	if path == "" {
+		// kcp hashes the type's logical cluster in the name.
+		path, hashedPath = a.Path, a.Annotations[clusters.Annotation]
+	}
+	name := BindingName(cluster, hashedPath, ref.Export)
+	b, err := client.CachedOrLive(ctx, c.Bindings, cluster, "", name)
+	if !apierrors.IsNotFound(err) {
+		return b, err
+	}
+	if b, found, err := c.bindingOf(ctx, cluster, ref.Export, path, hashedPath); err != nil || found {
+		return b, err
+	}
+	claims, err := c.claims(ctx, path, ref.Export)
+	if err != nil {
+		return nil, err
+	}
+	return c.Bindings.Create(ctx, cluster, "", &apisv1alpha2.APIBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: apisv1alpha2.APIBindingSpec{
+			Reference:        apisv1alpha2.BindingReference{Export: &apisv1alpha2.ExportBindingReference{Path: path, Name: ref.Export}},
+			PermissionClaims: claims,
+		},
+	})
+}
+
+// maxExportNamePrefix is how much of the export's name a binding's name
+// keeps: room for "-" and the hash in a DNS subdomain (253).
+const maxExportNamePrefix = validation.DNS1123SubdomainMaxLength - 1 - 5
+
+// BindingName is kcp's name of a default APIBinding: the export's name
+// (cut to fit), "-" and five characters of a hash of the workspace's
+// logical cluster, the export's path (the type's logical cluster when the
+// type gives none) and the export's name.
+func BindingName(cluster, exportPath, exportName string) string {
+	prefix := exportName
+	if len(prefix) > maxExportNamePrefix {
+		prefix = prefix[:maxExportNamePrefix]
+	}
+	hash := kcpcrypto.Base62Sha224.String(cluster + "|" + exportPath + "|" + exportName)
+	return prefix + "-" + strings.ToLower(hash[:5])
+}
+
+// bindingOf finds a binding in cluster of the export at one of paths.
+func (c *Controller) bindingOf(ctx context.Context, cluster, export string, paths ...string) (*apisv1alpha2.APIBinding, bool, error) {
+	obj, err := c.Bindings.List(ctx, cluster, "", &metainternalversion.ListOptions{})
+	if err != nil {
+		return nil, false, err
+	}
+	list, ok := obj.(*apisv1alpha2.APIBindingList)
+	if !ok {
+		return nil, false, fmt.Errorf("unexpected list %T", obj)
+	}
+	for i := range list.Items {
+		ref := list.Items[i].Spec.Reference.Export
+		if ref != nil && ref.Name == export && slices.Contains(paths, ref.Path) {
+			return &list.Items[i], true, nil
+		}
+	}
+	return nil, false, nil
 }
 
 // claims returns every permission claim of the export at path, accepted

@@ -27,10 +27,10 @@ type Controller struct {
 	step     typeCheckStep
 }
 
-// New returns the controller. check type-checks a policy (nil warnings
-// when it cannot tell).
+// New returns the controller. check type-checks a policy of a cluster
+// (nil warnings when it cannot tell).
 func New(policies client.Client[*admissionregistrationv1.ValidatingAdmissionPolicy], informer cache.SharedIndexInformer,
-	check func(*admissionregistrationv1.ValidatingAdmissionPolicy) []admissionregistrationv1.ExpressionWarning) *Controller {
+	check func(cluster string, p *admissionregistrationv1.ValidatingAdmissionPolicy) []admissionregistrationv1.ExpressionWarning) *Controller {
 	return &Controller{policies: policies, informer: informer, step: typeCheckStep{check: check,
 		updateStatus: func(ctx context.Context, cluster string, p *admissionregistrationv1.ValidatingAdmissionPolicy) error {
 			_, err := policies.UpdateStatus(ctx, cluster, "", p.Name, p)

@@ -8,7 +8,7 @@ import (
 
 // typeCheckStep writes the status of a policy whose generation is new.
 type typeCheckStep struct {
-	check        func(*admissionregistrationv1.ValidatingAdmissionPolicy) []admissionregistrationv1.ExpressionWarning
+	check        func(cluster string, p *admissionregistrationv1.ValidatingAdmissionPolicy) []admissionregistrationv1.ExpressionWarning
 	updateStatus func(ctx context.Context, cluster string, p *admissionregistrationv1.ValidatingAdmissionPolicy) error
 }
 
@@ -18,6 +18,6 @@ func (s typeCheckStep) reconcile(ctx context.Context, cluster string, p *admissi
 	}
 	p = p.DeepCopy() // the informer's
 	p.Status.ObservedGeneration = p.Generation
-	p.Status.TypeChecking = &admissionregistrationv1.TypeChecking{ExpressionWarnings: s.check(p)}
+	p.Status.TypeChecking = &admissionregistrationv1.TypeChecking{ExpressionWarnings: s.check(cluster, p)}
 	return s.updateStatus(ctx, cluster, p)
 }

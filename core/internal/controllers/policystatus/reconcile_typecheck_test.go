@@ -21,7 +21,7 @@ func TestTypeCheckStep(t *testing.T) {
 	} {
 		var written *admissionregistrationv1.ValidatingAdmissionPolicy
 		s := typeCheckStep{
-			check: func(*admissionregistrationv1.ValidatingAdmissionPolicy) []admissionregistrationv1.ExpressionWarning {
+			check: func(string, *admissionregistrationv1.ValidatingAdmissionPolicy) []admissionregistrationv1.ExpressionWarning {
 				return warn
 			},
 			updateStatus: func(_ context.Context, _ string, p *admissionregistrationv1.ValidatingAdmissionPolicy) error {

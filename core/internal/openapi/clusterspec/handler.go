@@ -50,6 +50,11 @@ type Handler struct {
 	v3once      sync.Once
 	staticV3    map[string]v3Path
 	staticV3Err error
+	// staticCore is the built-in api/v1 document, read when a cluster
+	// binds a kind of the core group.
+	coreOnce      sync.Once
+	staticCore    *spec3.OpenAPI
+	staticCoreErr error
 
 	cacheOnce sync.Once
 	v2Cache   *lru.Cache // key of the cluster's CRDs -> merged v2 document (JSON)
@@ -87,6 +92,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case p == "/openapi/v3":
 		h.serveV3Index(w, r, cluster)
+	case p == "/openapi/v3/"+coreGV:
+		if crds := coreCRDs(h.CRDs.List(cluster)); len(crds) > 0 {
+			h.serveCoreV3(w, r, crds)
+			return
+		}
+		h.Next.ServeHTTP(w, r)
 	case strings.HasPrefix(p, "/openapi/v3/apis/"):
 		gv := strings.TrimPrefix(p, "/openapi/v3/")
 		if crds := crdsOf(h.CRDs.List(cluster), gv); len(crds) > 0 {
@@ -123,6 +134,9 @@ func (h *Handler) serveV3Index(w http.ResponseWriter, r *http.Request, cluster s
 	all := h.CRDs.List(cluster)
 	for _, gv := range groupVersions(all) {
 		index.Paths[gv] = v3Path{ServerRelativeURL: prefix + "/openapi/v3/" + gv + "?hash=" + hashOf(crdsOf(all, gv))}
+	}
+	if core := coreCRDs(all); len(core) > 0 {
+		index.Paths[coreGV] = v3Path{ServerRelativeURL: prefix + coreIndexURL(h.staticV3[coreGV].ServerRelativeURL, core)}
 	}
 	writeJSON(w, r, index)
 }
@@ -265,9 +279,14 @@ type crdVersion struct {
 	version string
 }
 
+// established returns the established CRDs with OpenAPI paths of their
+// own: not those of the core group (not in OpenAPI v2, in v3's api/v1).
 func established(in []*apiextensionsv1.CustomResourceDefinition) []*apiextensionsv1.CustomResourceDefinition {
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, crd := range in {
+		if crd.Spec.Group == "" {
+			continue // a bound kind of the core group joins api/v1 (core.go)
+		}
 		for _, c := range crd.Status.Conditions {
 			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue && crd.Status.AcceptedNames.Plural != "" {
 				out = append(out, crd)

@@ -81,6 +81,9 @@ type Exports interface {
 	// BuiltinGroup reports whether the server serves group itself (a claim
 	// on it names that resource whatever its identity hash).
 	BuiltinGroup(group string) bool
+	// Serves reports whether consumer serves group/resource bound under
+	// identity (not a CRD or another binding's resource of that name).
+	Serves(consumer, group, resource, identity string) bool
 }
 
 // selects reports whether the consumer's claim of the export picks obj.
@@ -207,30 +210,31 @@ func fail(w http.ResponseWriter, r *http.Request, err error) {
 // resource the path names.
 func withIdentity(ctx context.Context, exports Exports, t Target, path string) (string, string, string, bool) {
 	segs := strings.Split(path, "/") // "", clusters, *, apis, group, version, resource, ...
-	var group, resource string
+	var group string
+	at := 6 // the resource's segment
 	switch {
 	case len(segs) >= 6 && segs[3] == "api":
-		resource = segs[5]
+		at = 5
 	case len(segs) >= 7 && segs[3] == "apis":
-		group, resource = segs[4], segs[6]
+		group = segs[4]
 	default:
 		return path, "", "", false
 	}
-	resource, _, _ = strings.Cut(resource, ":")
+	resource, _, _ := strings.Cut(segs[at], ":")
 	export, err := exports.Export(ctx, t.Cluster, t.Name)
 	if err != nil || export.Status.IdentityHash == "" {
 		return path, group, resource, false
 	}
 	for _, res := range export.Spec.Resources {
 		if res.Group == group && res.Name == resource {
-			segs[6] = resource + ":" + export.Status.IdentityHash
+			segs[at] = resource + ":" + export.Status.IdentityHash
 			return strings.Join(segs, "/"), group, resource, true
 		}
 	}
 	// A claim on another export's resource names it by that identity.
 	for _, c := range export.Spec.PermissionClaims {
 		if c.Group == group && c.Resource == resource && c.IdentityHash != "" && segs[3] == "apis" && !exports.BuiltinGroup(group) {
-			segs[6] = resource + ":" + c.IdentityHash
+			segs[at] = resource + ":" + c.IdentityHash
 			return strings.Join(segs, "/"), group, resource, false
 		}
 	}
@@ -298,7 +302,12 @@ func (a Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) 
 		return authorizer.DecisionDeny, fmt.Sprintf("logical cluster %s does not bind APIExport %s", cluster, t.Name), nil
 	}
 	if exported {
-		return authorizer.DecisionAllow, "", nil
+		// Only what the binding serves: a resource of the export that a CRD
+		// or another binding holds there is theirs (NamingConflicts).
+		if a.Exports.Serves(cluster, attrs.GetAPIGroup(), resource, export.Status.IdentityHash) {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionDeny, fmt.Sprintf("APIBinding %s in logical cluster %s does not bind %s of APIExport %s", binding.Name, cluster, attrs.GetResource(), t.Name), nil
 	}
 	if allowed, ok := claimVerbs(export, binding, attrs.GetAPIGroup(), resource); ok {
 		if allowed.HasAny(attrs.GetVerb(), "*") {

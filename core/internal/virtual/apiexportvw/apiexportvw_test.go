@@ -68,6 +68,11 @@ func (f *fakeExports) Claim(consumer, exportCluster, exportName, group, resource
 	return apiexport.Claim{}, consumer == "consumer-a"
 }
 
+// Serves: consumer-a serves the export's widgets.
+func (f *fakeExports) Serves(consumer, group, resource, identity string) bool {
+	return consumer == "consumer-a" && group == "example.com" && resource == "widgets" && identity == f.identity
+}
+
 // BuiltinGroup: the kcp groups the server serves itself.
 func (f *fakeExports) BuiltinGroup(group string) bool { return group == "tenancy.kcp.io" }
 

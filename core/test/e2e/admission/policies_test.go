@@ -261,3 +261,49 @@ spec:
 		return strings.HasPrefix(out, "1|spec.validations[0].expression|") && strings.Contains(out, "undefined field 'spec'"), out
 	})
 }
+
+// TestValidatingAdmissionPolicyStatusCustomKind: the type checking of a
+// policy on a custom kind uses the schema of the workspace's CRD (kube
+// reads it from its OpenAPI): a field the schema does not have gets a
+// warning, the schema's fields and the object's metadata do not.
+func TestValidatingAdmissionPolicyStatusCustomKind(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	org := s.CreateOrg(t, "adm-vap-crd")
+	k := s.KubectlFor(s.CreateWorkspaces(t, org.Path, "w")[0].Path)
+	k.RunStdin(t, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.typed.example.com}
+spec:
+  group: typed.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+`, "create", "-f", "-")
+	k.WaitForCRD(t, "widgets.typed.example.com", "widgets", "default")
+	k.RunStdin(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: typed-widgets}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [typed.example.com], apiVersions: [v1], operations: [CREATE], resources: [widgets]}]
+  validations:
+  - expression: "object.spec.colour == 'red'"
+  - expression: "object.spec.size > 1 && object.metadata.name != ''"
+`, "create", "-f", "-")
+	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "the policy's status", func() (bool, string) {
+		out := k.Run(t, "get", "validatingadmissionpolicy", "typed-widgets", "-o", "jsonpath={.status.observedGeneration}|{.status.typeChecking.expressionWarnings[*].fieldRef}|{.status.typeChecking.expressionWarnings[*].warning}")
+		return strings.HasPrefix(out, "1|spec.validations[0].expression|") && strings.Contains(out, "undefined field 'colour'"), out
+	})
+}

@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -65,4 +66,56 @@ spec: {reference: {export: {path: `+provider2.Path+`, name: names.example.com}}}
 	framework.RequireCode(t, r, "provider2 listing gadgets in the consumer through its virtual workspace", 403)
 	k.RunStdin(t, "apiVersion: "+e.export+"/v1\nkind: Gadget\nmetadata: {name: g1, namespace: default}\n", "create", "-f", "-")
 	framework.RequireEqual(t, k.Run(t, "get", "gadgets", "g1", "-n", "default", "-o", "jsonpath={.metadata.name}"), "g1", "a gadget of the first binding")
+}
+
+// TestAPIBindingPartialConflict checks kcp's partial binding: of an export
+// of gadgets and widgets, a consumer whose own CRD holds widgets binds and
+// serves gadgets (NamingConflicts for widgets, boundResources gadgets
+// only, not Ready). Through its virtual workspace the provider reaches the
+// consumer's gadgets but never the consumer's own widgets (403).
+func TestAPIBindingPartialConflict(t *testing.T) {
+	t.Parallel()
+	s := server(t)
+	org := s.CreateOrg(t, "partial")
+	ws := s.CreateWorkspaces(t, org.Path, "provider", "consumer")
+	provider, consumer := ws[0], ws[1]
+	const group = "partial.example.com"
+	s.ExportCRD(t, provider, framework.SchemalessCRD(group, "gadgets", "Gadget")+"---\n"+framework.SchemalessCRD(group, "widgets", "Widget"), group)
+	k := s.KubectlFor(consumer.Path)
+	k.RunStdin(t, framework.SchemalessCRD(group, "widgets", "Widget"), "create", "-f", "-")
+	framework.Eventually(t, 30*time.Second, 250*time.Millisecond, "the consumer's own widgets to be served", func() (bool, string) {
+		_, stderr, err := k.RunStdinErr(t, "apiVersion: "+group+"/v1\nkind: Widget\nmetadata: {name: private, namespace: default}\n", "create", "-f", "-")
+		return err == nil, stderr
+	})
+	k.RunStdin(t, `apiVersion: apis.kcp.io/v1alpha2
+kind: APIBinding
+metadata: {name: partial}
+spec: {reference: {export: {path: `+provider.Path+`, name: `+group+`}}}
+`, "create", "-f", "-")
+	want := "NamingConflicts|Unable to bind APIs because they are bound by other APIBindings or CRDs: map[widgets." + group + ":{ true}]|gadgets|False"
+	framework.Eventually(t, 60*time.Second, 250*time.Millisecond, "the binding to serve gadgets only", func() (bool, string) {
+		got := k.Run(t, "get", "apibinding", "partial", "-o",
+			`jsonpath={.status.conditions[?(@.type=="BindingUpToDate")].reason}|{.status.conditions[?(@.type=="BindingUpToDate")].message}|{.status.boundResources[*].resource}|{.status.conditions[?(@.type=="Ready")].status}`)
+		return got == want, got
+	})
+	framework.Eventually(t, 30*time.Second, 250*time.Millisecond, "gadgets to be served in the consumer", func() (bool, string) {
+		_, stderr, err := k.RunStdinErr(t, "apiVersion: "+group+"/v1\nkind: Gadget\nmetadata: {name: g1, namespace: default}\n", "create", "-f", "-")
+		return err == nil, stderr
+	})
+
+	token := contentToken(t, s, provider, group)
+	base := vwURL(s, provider, group) + "/clusters/" + consumer.Cluster + "/apis/" + group + "/v1/namespaces/default"
+	r := s.RequestURL(t, token, "GET", base+"/gadgets/g1", "", nil)
+	framework.RequireCode(t, r, "the provider reading the consumer's gadget through its virtual workspace", 200)
+	for _, path := range []string{"/widgets", "/widgets/private"} {
+		r := s.RequestURL(t, token, "GET", base+path, "", nil)
+		framework.RequireCode(t, r, "the provider reading the consumer's own "+path+" through its virtual workspace", 403)
+		if strings.Contains(string(r.Body), `"kind":"Widget"`) {
+			t.Errorf("the provider read the consumer's own widget: %s", r.Body)
+		}
+	}
+	r = s.RequestURL(t, token, "POST", base+"/widgets", "application/json",
+		[]byte(`{"apiVersion":"`+group+`/v1","kind":"Widget","metadata":{"name":"planted","namespace":"default"}}`))
+	framework.RequireCode(t, r, "the provider creating a widget in the consumer through its virtual workspace", 403)
+	framework.RequireEqual(t, k.Run(t, "get", "widgets."+group, "-n", "default", "-o", "jsonpath={.items[*].metadata.name}"), "private", "the consumer's own widgets")
 }
