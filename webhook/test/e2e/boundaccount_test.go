@@ -67,7 +67,7 @@ spec: {size: 1}
 // TestAccountBoundAPI (issue 23): an export bound only in an account
 // workspace (not in its organization's) joins the organization's model:
 // bob, made owner of the account by a RoleAssignment there, creates and
-// lists the bound gadgets; dave, who founded another organization, may
+// lists the bound gadgets, carol, a member there, lists them; dave, who founded another organization, may
 // not list them there, and his own binding of the same export in his
 // account serves him, never alice's organization more.
 func TestAccountBoundAPI(t *testing.T) {
@@ -101,6 +101,13 @@ func TestAccountBoundAPI(t *testing.T) {
 	if out := p.must(t, "bob", team, "", "get", "gadgets", "-n", "apps", "-o", "name"); !strings.Contains(out, "g1") {
 		t.Fatalf("bob lists no gadget g1 in team-a: %s", out)
 	}
+
+	// carol, a member of team-a by a RoleAssignment there, lists them.
+	p.must(t, "alice", team, roleAssignment("carol-member", "carol", "member"), "create", "-f", "-")
+	framework.Eventually(t, 90*time.Second, time.Second, "carol to list gadgets in team-a", func() (bool, string) {
+		out, err := p.run(t, "carol", team, "", "get", "gadgets", "-n", "apps", "-o", "name")
+		return err == nil && strings.Contains(out, "g1"), out
+	})
 
 	// dave founds his own organization and binds the same export in his
 	// account: that serves his organization's model, not alice's.
