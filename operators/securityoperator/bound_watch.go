@@ -20,11 +20,11 @@ var boundSources = []schema.GroupVersionResource{
 	{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"},
 }
 
-// watchBoundSources calls changed with the logical cluster of every
-// APIBinding and CRD that is added, updated or deleted in any workspace
-// (one metadata-only watch of each across all of them, with base's
-// credential), until ctx ends.
-func watchBoundSources(ctx context.Context, base *rest.Config, changed func(cluster string)) error {
+// watchBoundSources calls observe with the logical cluster of every
+// APIBinding and CRD that is added, updated (present) or deleted in any
+// workspace, and the object's resource and name (one metadata-only watch
+// of each across all of them, with base's credential), until ctx ends.
+func watchBoundSources(ctx context.Context, base *rest.Config, observe func(cluster, object string, present bool)) error {
 	cfg := rest.CopyConfig(base)
 	cfg.Host = base.Host + "/clusters/*"
 	mc, err := metadata.NewForConfig(cfg)
@@ -32,19 +32,19 @@ func watchBoundSources(ctx context.Context, base *rest.Config, changed func(clus
 		return err
 	}
 	f := metadatainformer.NewSharedInformerFactory(mc, 0)
-	onObject := func(obj any) {
-		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		if m, ok := obj.(metav1.Object); ok {
-			changed(m.GetAnnotations()[clusterAnnotation])
-		}
-	}
 	for _, gvr := range boundSources {
+		onObject := func(obj any, present bool) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if m, ok := obj.(metav1.Object); ok {
+				observe(m.GetAnnotations()[clusterAnnotation], gvr.Resource+"/"+m.GetName(), present)
+			}
+		}
 		if _, err := f.ForResource(gvr).Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    onObject,
-			UpdateFunc: func(_, n any) { onObject(n) },
-			DeleteFunc: onObject,
+			AddFunc:    func(o any) { onObject(o, true) },
+			UpdateFunc: func(_, n any) { onObject(n, true) },
+			DeleteFunc: func(o any) { onObject(o, false) },
 		}); err != nil {
 			return err
 		}

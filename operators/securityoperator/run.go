@@ -140,11 +140,13 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		return rs, err
 	}
 	if c.APIChanges != nil {
-		cache := newBoundCache(discover, kit.Provider.Path)
-		if err := watchBoundSources(ctx, c.APIChanges, cache.changed); err != nil {
+		// The organization's model also has the resources bound in its
+		// accounts: the watch tells which workspaces bind anything.
+		tree := newBoundTree(newBoundCache(discover, kit.Provider.Path), kit.Provider.Path)
+		if err := watchBoundSources(ctx, c.APIChanges, tree.observe); err != nil {
 			return fmt.Errorf("following APIBindings and CRDs: %w", err)
 		}
-		bound = cache.resources
+		bound = tree.resources
 	}
 	orgs := workspaceCluster(c.Workspaces, c.OrgsWorkspace, func(cfg *rest.Config) (client.Client, error) {
 		return client.New(cfg, client.Options{Scheme: scheme})

@@ -35,7 +35,7 @@ func Example(t testing.TB, name string) string {
 }
 
 // SetupProvider creates the provider workspace root:<name> and applies the
-// example's config/kcp (APIResourceSchema and APIExport) there.
+// example's config/kcp (APIResourceSchema, APIExport, the grant of bind) there.
 func SetupProvider(t testing.TB, s *framework.Server, example, name string) framework.Workspace {
 	t.Helper()
 	ws := s.CreateWorkspaces(t, "root", name)[0]

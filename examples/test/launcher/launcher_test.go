@@ -153,6 +153,39 @@ spec: {version: "7.0.12", storageSize: 1Gi}
 		t.Errorf("no downstream object: %q", out)
 	}
 
+	// A tenant binds the export from an account of their own organization
+	// (docs/examples.md, "Binding from your organization"): bind is every
+	// signed-in user's through the provider's config/kcp/bind.yaml, and
+	// the organization's model has the account's bound Databases.
+	as := func(user, ws string) *framework.Kubectl {
+		return &framework.Kubectl{Kubeconfig: env["KUBECONFIG"], GlobalArgs: []string{"--context", user, "--server", env["CORE_URL"] + "/clusters/" + ws}}
+	}
+	as("alice", "root:orgs").RunStdin(t, "apiVersion: core.platform-mesh.io/v1alpha1\nkind: Account\nmetadata: {name: shop}\nspec: {type: org, displayName: Shop, creator: alice}\n", "create", "-f", "-")
+	as("alice", "root:orgs").Run(t, "wait", "--for=condition=Ready", "account/shop", "--timeout=120s")
+	framework.Eventually(t, 60*time.Second, 500*time.Millisecond, "alice to create an account in shop", func() (bool, string) {
+		_, out, err := as("alice", "root:orgs:shop").RunStdinErr(t, "apiVersion: core.platform-mesh.io/v1alpha1\nkind: Account\nmetadata: {name: web}\nspec: {type: account, displayName: Web, creator: alice}\n", "apply", "-f", "-")
+		return err == nil, out
+	})
+	as("alice", "root:orgs:shop").Run(t, "wait", "--for=condition=Ready", "account/web", "--timeout=120s")
+	as("alice", "root:orgs:shop:web").RunStdin(t, `apiVersion: apis.kcp.io/v1alpha2
+kind: APIBinding
+metadata: {name: postgres}
+spec:
+  reference: {export: {path: root:examples-postgres, name: postgres.examples.meshplane.io}}
+  permissionClaims:
+  - {group: "", resource: secrets, verbs: [get, create, update, delete], selector: {matchAll: true}, state: Accepted}
+`, "apply", "-f", "-")
+	as("alice", "root:orgs:shop:web").Run(t, "wait", "--for=jsonpath={.status.phase}=Bound", "apibinding/postgres", "--timeout=60s")
+	framework.Eventually(t, 90*time.Second, time.Second, "alice to create a Database in shop:web", func() (bool, string) {
+		_, out, err := as("alice", "root:orgs:shop:web").RunStdinErr(t, `apiVersion: postgres.examples.meshplane.io/v1alpha1
+kind: Database
+metadata: {name: web, namespace: default}
+spec: {owner: web}
+`, "apply", "-f", "-")
+		return err == nil, out
+	})
+	as("alice", "root:orgs:shop:web").Run(t, "wait", "--for=condition=Ready", "database/web", "--timeout=90s")
+
 	// Ctrl-C stops everything, PostgreSQL included.
 	stopped = true
 	_ = cmd.Process.Signal(syscall.SIGINT)
