@@ -50,6 +50,9 @@ type Config struct {
 	// AuthorizationWebhook is asked after RBAC; empty without
 	// --authorization-webhook-config-file.
 	AuthorizationWebhook authorization.Webhook
+	// Organizations names a user's organizations for the "myorgs"
+	// virtual workspace; nil without --authorization-webhook-organizations-path.
+	Organizations *webhook.Organizations
 
 	auditFile *os.File
 }
@@ -101,6 +104,12 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 		}
 		if opts.AuthorizationWebhookRulesPath != "" {
 			if c.AuthorizationWebhook.Rules, err = webhook.NewRules(opts.AuthorizationWebhookConfigFile, opts.AuthorizationWebhookRulesPath,
+				opts.AuthorizationWebhookTimeout, breaker); err != nil {
+				return nil, err
+			}
+		}
+		if opts.AuthorizationWebhookOrganizationsPath != "" {
+			if c.Organizations, err = webhook.NewOrganizations(opts.AuthorizationWebhookConfigFile, opts.AuthorizationWebhookOrganizationsPath,
 				opts.AuthorizationWebhookTimeout, breaker); err != nil {
 				return nil, err
 			}
