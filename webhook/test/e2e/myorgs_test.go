@@ -79,6 +79,15 @@ func TestMyOrganizations(t *testing.T) {
 	out, err := p.myOrgs(t, "erin", "", "get", "account", globex)
 	framework.RequireFails(t, "", out, err, "erin reading globex by name through myorgs", "NotFound")
 
+	// GraphQL: the same answer at /api/myorgs/graphql.
+	const query = `{ core_platform_mesh_io { v1alpha1 { Accounts { items { metadata { name } spec { creator } } } } } }`
+	if out := p.graphqlAt(t, "alice", "/api/myorgs/graphql", query); !strings.Contains(out, `"name":"`+acme+`"`) || strings.Contains(out, globex) || strings.Contains(out, mallorg) {
+		t.Errorf("alice's organizations through GraphQL: %s", out)
+	}
+	if out := p.graphqlAt(t, "bob", "/api/myorgs/graphql", query); !strings.Contains(out, `"items":[]`) {
+		t.Errorf("bob's organizations through GraphQL before any grant: %s", out)
+	}
+
 	// A member by a grant to the user.
 	const orgWS = "root:orgs:" + acme
 	p.eventually(t, "alice to list the accounts of acme", true, "alice", orgWS, "get", "accounts")
