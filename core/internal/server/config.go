@@ -109,8 +109,11 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 			}
 		}
 		if opts.AuthorizationWebhookOrganizationsPath != "" {
+			// Not behind the breaker: a failed "My organizations" answer
+			// (a tenant can ask as often as he likes) must not stop the
+			// authorizer asking the webhook.
 			if c.Organizations, err = webhook.NewOrganizations(opts.AuthorizationWebhookConfigFile, opts.AuthorizationWebhookOrganizationsPath,
-				opts.AuthorizationWebhookTimeout, breaker); err != nil {
+				opts.AuthorizationWebhookTimeout, nil); err != nil {
 				return nil, err
 			}
 		}

@@ -3,6 +3,7 @@ package myorgs
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,19 +15,43 @@ import (
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
 )
 
-// Watch keeps idx up to date from every RoleAssignment, Store and
-// Account of the workspaces bound to core.platform-mesh.io: one wildcard
-// watch per kind through the export's virtual workspace (vw). The
+// Watch keeps idx up to date from every RoleAssignment of the workspaces
+// bound to core.platform-mesh.io (a wildcard watch through the export's
+// virtual workspace, vw) and from the Stores and Accounts of root:orgs
+// (orgsCluster tells its logical cluster; asked until it answers). The
 // informers keep stripped objects (name, cluster, and the subject, the
 // tuples' users or the creator), not the bodies. It returns when ctx ends.
-func Watch(ctx context.Context, vw *rest.Config, idx *Index, log logr.Logger) error {
-	cfg := rest.CopyConfig(vw)
-	cfg.Host = strings.TrimSuffix(cfg.Host, "/") + "/clusters/*"
-	dc, err := dynamic.NewForConfig(cfg)
+func Watch(ctx context.Context, vw *rest.Config, orgsCluster func(context.Context) (string, error), idx *Index, log logr.Logger) error {
+	var orgs string
+	for {
+		var err error
+		if orgs, err = orgsCluster(ctx); err == nil {
+			break
+		}
+		log.Info("reading root:orgs' logical cluster failed; retrying", "err", err.Error())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+	factory := func(cluster string) (dynamicinformer.DynamicSharedInformerFactory, error) {
+		cfg := rest.CopyConfig(vw)
+		cfg.Host = strings.TrimSuffix(cfg.Host, "/") + "/clusters/" + cluster
+		dc, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return dynamicinformer.NewDynamicSharedInformerFactory(dc, 0), nil
+	}
+	all, err := factory("*")
 	if err != nil {
 		return err
 	}
-	f := dynamicinformer.NewDynamicSharedInformerFactory(dc, 0)
+	inOrgs, err := factory(orgs)
+	if err != nil {
+		return err
+	}
 	gv := corev1alpha1.SchemeGroupVersion
 	kinds := map[string]func(u *unstructured.Unstructured, gone bool){
 		"roleassignments": func(u *unstructured.Unstructured, gone bool) {
@@ -54,6 +79,10 @@ func Watch(ctx context.Context, vw *rest.Config, idx *Index, log logr.Logger) er
 		},
 	}
 	for resource, apply := range kinds {
+		f := inOrgs
+		if resource == "roleassignments" {
+			f = all
+		}
 		inf := f.ForResource(gv.WithResource(resource)).Informer()
 		if err := inf.SetTransform(strip); err != nil {
 			return err
@@ -75,14 +104,16 @@ func Watch(ctx context.Context, vw *rest.Config, idx *Index, log logr.Logger) er
 		}
 		log.Info("indexing organizations' grants", "resource", resource+"."+gv.Group)
 	}
-	f.Start(ctx.Done())
+	all.Start(ctx.Done())
+	inOrgs.Start(ctx.Done())
 	<-ctx.Done()
-	f.Shutdown()
+	all.Shutdown()
+	inOrgs.Shutdown()
 	return nil
 }
 
 // strip keeps what the index needs of an object: its name, cluster and
-// resource version, and spec.subject (RoleAssignment), the users of
+// resource version (no kind: the informer knows it), and spec.subject (RoleAssignment), the users of
 // spec.tuples (Store, as spec.users) or spec.type and spec.creator
 // (Account).
 func strip(obj any) (any, error) {
@@ -91,11 +122,7 @@ func strip(obj any) (any, error) {
 		return obj, nil
 	}
 	out := &unstructured.Unstructured{Object: map[string]any{}}
-	out.SetAPIVersion(u.GetAPIVersion())
-	out.SetKind(u.GetKind())
 	out.SetName(u.GetName())
-	out.SetNamespace(u.GetNamespace())
-	out.SetUID(u.GetUID())
 	out.SetResourceVersion(u.GetResourceVersion())
 	if c := clusterOf(u); c != "" {
 		out.SetAnnotations(map[string]string{clusterAnnotation: c})

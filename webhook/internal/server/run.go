@@ -77,7 +77,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	log.Info("serving", "address", srv.Addr, "metrics", c.MetricsBindAddress, "openfga", c.OpenFGAURL)
 
-	go func() { errc <- c.learnClusters(ctx, reg, idx, d.GrantsChanged, log.WithName("clusters")) }()
+	go func() { errc <- c.learnClusters(ctx, reg, idx, d.Orgs.Cluster, d.GrantsChanged, log.WithName("clusters")) }()
 
 	select {
 	case <-ctx.Done():
@@ -150,7 +150,7 @@ func (c *Completed) httpsServer(d *decision.Decider, fgaClient *fgacheck.Client,
 // wildcard list for the start, then the AccountInfo of every engaged
 // workspace; and the grants (RoleAssignments, Stores) of all of them, also
 // indexed by subject for /organizations.
-func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, idx *myorgs.Index, grantsChanged func(store string), log logr.Logger) error {
+func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, idx *myorgs.Index, orgsCluster func(context.Context) (string, error), grantsChanged func(store string), log logr.Logger) error {
 	scheme := runtime.NewScheme()
 	if err := corev1alpha1.AddToScheme(scheme); err != nil {
 		return err
@@ -179,7 +179,7 @@ func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, i
 		}
 	}()
 	go func() {
-		if err := myorgs.Watch(ctx, kit.VirtualWorkspace, idx, log.WithName("myorgs")); err != nil {
+		if err := myorgs.Watch(ctx, kit.VirtualWorkspace, orgsCluster, idx, log.WithName("myorgs")); err != nil {
 			log.Error(err, "indexing the organizations' grants")
 		}
 	}()
