@@ -77,7 +77,9 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	log.Info("serving", "address", srv.Addr, "metrics", c.MetricsBindAddress, "openfga", c.OpenFGAURL)
 
-	go func() { errc <- c.learnClusters(ctx, reg, idx, d.Orgs.Cluster, d.GrantsChanged, log.WithName("clusters")) }()
+	go func() {
+		errc <- c.learnClusters(ctx, reg, idx, d.Orgs.Cluster, d.GrantsChanged, log.WithName("clusters"))
+	}()
 
 	select {
 	case <-ctx.Done():
