@@ -33,11 +33,11 @@ type source struct {
 // and founders to the organizations they founded.
 type Index struct {
 	mu        sync.RWMutex
-	bySubject map[string]map[source]struct{}
+	bySubject map[string][]source // most subjects have one or a few grants
 	subjects  map[source][]string
 	// founded: creator -> organizations, from the org Accounts of
 	// root:orgs (cluster kept, checked when asked).
-	founded map[string]map[founding]struct{}
+	founded map[string][]founding
 	founder map[string]founding // Account (cluster/name) -> its founding
 }
 
@@ -45,8 +45,8 @@ type founding struct{ cluster, org, creator string }
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	return &Index{bySubject: map[string]map[source]struct{}{}, subjects: map[source][]string{},
-		founded: map[string]map[founding]struct{}{}, founder: map[string]founding{}}
+	return &Index{bySubject: map[string][]source{}, subjects: map[source][]string{},
+		founded: map[string][]founding{}, founder: map[string]founding{}}
 }
 
 // subjectKey is the index key of a tuple's user or a grant's subject:
@@ -83,11 +83,10 @@ func (x *Index) set(src source, keys []string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, k := range x.subjects[src] {
-		if m := x.bySubject[k]; m != nil {
-			delete(m, src)
-			if len(m) == 0 {
-				delete(x.bySubject, k)
-			}
+		if rest := without(x.bySubject[k], src); len(rest) == 0 {
+			delete(x.bySubject, k)
+		} else {
+			x.bySubject[k] = rest
 		}
 	}
 	delete(x.subjects, src)
@@ -100,12 +99,7 @@ func (x *Index) set(src source, keys []string) {
 			continue
 		}
 		seen = append(seen, k)
-		m := x.bySubject[k]
-		if m == nil {
-			m = map[source]struct{}{}
-			x.bySubject[k] = m
-		}
-		m[src] = struct{}{}
+		x.bySubject[k] = append(x.bySubject[k], src)
 	}
 	x.subjects[src] = seen
 }
@@ -117,11 +111,10 @@ func (x *Index) SetAccount(cluster, name, creator string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if old, ok := x.founder[key]; ok {
-		if m := x.founded[old.creator]; m != nil {
-			delete(m, old)
-			if len(m) == 0 {
-				delete(x.founded, old.creator)
-			}
+		if rest := without(x.founded[old.creator], old); len(rest) == 0 {
+			delete(x.founded, old.creator)
+		} else {
+			x.founded[old.creator] = rest
 		}
 		delete(x.founder, key)
 	}
@@ -130,12 +123,7 @@ func (x *Index) SetAccount(cluster, name, creator string) {
 	}
 	f := founding{cluster: cluster, org: name, creator: creator}
 	x.founder[key] = f
-	m := x.founded[creator]
-	if m == nil {
-		m = map[founding]struct{}{}
-		x.founded[creator] = m
-	}
-	m[f] = struct{}{}
+	x.founded[creator] = append(x.founded[creator], f)
 }
 
 // Candidates are the organizations a user may have a role in.
@@ -163,13 +151,13 @@ func (x *Index) Candidates(user string, groups []string, orgsCluster string, org
 	founded := map[string]bool{}
 	granted := map[string]bool{}
 	x.mu.RLock()
-	for f := range x.founded[user] {
+	for _, f := range x.founded[user] {
 		if f.cluster == orgsCluster {
 			founded[f.org] = true
 		}
 	}
 	for _, k := range keys {
-		for src := range x.bySubject[k] {
+		for _, src := range x.bySubject[k] {
 			switch src.kind {
 			case 'r':
 				if org := orgOf(src.cluster); org != "" {
@@ -202,6 +190,18 @@ func (x *Index) Len() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return len(x.subjects) + len(x.founder)
+}
+
+// without returns s without v (s's array is reused).
+func without[T comparable](s []T, v T) []T {
+	out := s[:0]
+	for _, e := range s {
+		if e != v {
+			out = append(out, e)
+		}
+	}
+	clear(s[len(out):])
+	return out
 }
 
 func containsString(s []string, v string) bool {

@@ -3,12 +3,15 @@ package myorgs
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -18,9 +21,10 @@ import (
 // Watch keeps idx up to date from every RoleAssignment of the workspaces
 // bound to core.platform-mesh.io (a wildcard watch through the export's
 // virtual workspace, vw) and from the Stores and Accounts of root:orgs
-// (orgsCluster tells its logical cluster; asked until it answers). The
-// informers keep stripped objects (name, cluster, and the subject, the
-// tuples' users or the creator), not the bodies. It returns when ctx ends.
+// (orgsCluster tells its logical cluster; asked until it answers). No
+// object is kept: each event goes into the index at once, and only the
+// keys of what was seen are remembered (for a relist's deletions). It
+// returns when ctx ends.
 func Watch(ctx context.Context, vw *rest.Config, orgsCluster func(context.Context) (string, error), idx *Index, log logr.Logger) error {
 	var orgs string
 	for {
@@ -35,122 +39,173 @@ func Watch(ctx context.Context, vw *rest.Config, orgsCluster func(context.Contex
 		case <-time.After(time.Second):
 		}
 	}
-	factory := func(cluster string) (dynamicinformer.DynamicSharedInformerFactory, error) {
+	client := func(cluster string) (*dynamic.DynamicClient, error) {
 		cfg := rest.CopyConfig(vw)
 		cfg.Host = strings.TrimSuffix(cfg.Host, "/") + "/clusters/" + cluster
-		dc, err := dynamic.NewForConfig(cfg)
-		if err != nil {
-			return nil, err
-		}
-		return dynamicinformer.NewDynamicSharedInformerFactory(dc, 0), nil
+		return dynamic.NewForConfig(cfg)
 	}
-	all, err := factory("*")
+	all, err := client("*")
 	if err != nil {
 		return err
 	}
-	inOrgs, err := factory(orgs)
+	inOrgs, err := client(orgs)
 	if err != nil {
 		return err
 	}
 	gv := corev1alpha1.SchemeGroupVersion
-	kinds := map[string]func(u *unstructured.Unstructured, gone bool){
-		"roleassignments": func(u *unstructured.Unstructured, gone bool) {
+	kinds := []struct {
+		resource string
+		client   *dynamic.DynamicClient
+		apply    func(u *unstructured.Unstructured, gone bool)
+	}{
+		{"roleassignments", all, func(u *unstructured.Unstructured, gone bool) {
 			kind, _, _ := unstructured.NestedString(u.Object, "spec", "subject", "kind")
 			name, _, _ := unstructured.NestedString(u.Object, "spec", "subject", "name")
 			if gone {
 				kind = ""
 			}
 			idx.SetRoleAssignment(clusterOf(u), u.GetName(), kind, name)
-		},
-		"stores": func(u *unstructured.Unstructured, gone bool) {
+		}},
+		{"stores", inOrgs, func(u *unstructured.Unstructured, gone bool) {
 			var users []string
 			if !gone {
-				users, _, _ = unstructured.NestedStringSlice(u.Object, "spec", "users")
+				ts, _, _ := unstructured.NestedSlice(u.Object, "spec", "tuples")
+				for _, t := range ts {
+					if m, ok := t.(map[string]any); ok {
+						if user, ok := m["user"].(string); ok {
+							users = append(users, user)
+						}
+					}
+				}
 			}
 			idx.SetStore(clusterOf(u), u.GetName(), users)
-		},
-		"accounts": func(u *unstructured.Unstructured, gone bool) {
+		}},
+		{"accounts", inOrgs, func(u *unstructured.Unstructured, gone bool) {
 			typ, _, _ := unstructured.NestedString(u.Object, "spec", "type")
 			creator, _, _ := unstructured.NestedString(u.Object, "spec", "creator")
 			if gone || typ != string(corev1alpha1.AccountTypeOrg) {
 				creator = ""
 			}
 			idx.SetAccount(clusterOf(u), u.GetName(), creator)
-		},
+		}},
 	}
-	for resource, apply := range kinds {
-		f := inOrgs
-		if resource == "roleassignments" {
-			f = all
+	var wg sync.WaitGroup
+	for _, k := range kinds {
+		ri := k.client.Resource(gv.WithResource(k.resource))
+		lw := &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return ri.List(ctx, o) },
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return ri.Watch(ctx, o)
+			},
 		}
-		inf := f.ForResource(gv.WithResource(resource)).Informer()
-		if err := inf.SetTransform(strip); err != nil {
-			return err
-		}
-		on := func(obj any, gone bool) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj, gone = tomb.Obj, true
-			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				apply(u, gone)
-			}
-		}
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { on(obj, false) },
-			UpdateFunc: func(_, obj any) { on(obj, false) },
-			DeleteFunc: func(obj any) { on(obj, true) },
-		}); err != nil {
-			return err
-		}
-		log.Info("indexing organizations' grants", "resource", resource+"."+gv.Group)
+		r := cache.NewReflector(lw, &unstructured.Unstructured{}, newKeyStore(k.apply), 0)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.RunWithContext(ctx)
+		}()
+		log.Info("indexing organizations' grants", "resource", k.resource+"."+gv.Group)
 	}
-	all.Start(ctx.Done())
-	inOrgs.Start(ctx.Done())
-	<-ctx.Done()
-	all.Shutdown()
-	inOrgs.Shutdown()
+	wg.Wait()
 	return nil
-}
-
-// strip keeps what the index needs of an object: its name, cluster and
-// resource version (no kind: the informer knows it), and spec.subject (RoleAssignment), the users of
-// spec.tuples (Store, as spec.users) or spec.type and spec.creator
-// (Account).
-func strip(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	out := &unstructured.Unstructured{Object: map[string]any{}}
-	out.SetName(u.GetName())
-	out.SetResourceVersion(u.GetResourceVersion())
-	if c := clusterOf(u); c != "" {
-		out.SetAnnotations(map[string]string{clusterAnnotation: c})
-	}
-	spec := map[string]any{}
-	if s, ok, _ := unstructured.NestedMap(u.Object, "spec", "subject"); ok {
-		spec["subject"] = s
-	}
-	if ts, ok, _ := unstructured.NestedSlice(u.Object, "spec", "tuples"); ok {
-		users := make([]any, 0, len(ts))
-		for _, t := range ts {
-			if m, ok := t.(map[string]any); ok {
-				if user, ok := m["user"].(string); ok {
-					users = append(users, user)
-				}
-			}
-		}
-		spec["users"] = users
-	}
-	for _, f := range []string{"type", "creator"} {
-		if v, ok, _ := unstructured.NestedString(u.Object, "spec", f); ok {
-			spec[f] = v
-		}
-	}
-	out.Object["spec"] = spec
-	return out, nil
 }
 
 const clusterAnnotation = "kcp.io/cluster"
 
 func clusterOf(u *unstructured.Unstructured) string { return u.GetAnnotations()[clusterAnnotation] }
+
+// keyStore is the reflector's store: it hands every object to apply and
+// remembers only the cluster and name of what it holds, so that a relist
+// (Replace) can forget what is gone.
+type keyStore struct {
+	apply func(u *unstructured.Unstructured, gone bool)
+	mu    sync.Mutex
+	keys  map[string]struct{} // "<cluster>/<name>"
+	rv    string
+}
+
+var _ cache.Store = &keyStore{}
+
+func newKeyStore(apply func(u *unstructured.Unstructured, gone bool)) *keyStore {
+	return &keyStore{apply: apply, keys: map[string]struct{}{}}
+}
+
+func (s *keyStore) put(obj any, gone bool) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	key := clusterOf(u) + "/" + u.GetName()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if gone {
+		delete(s.keys, key)
+	} else {
+		s.keys[key] = struct{}{}
+	}
+	if rv := u.GetResourceVersion(); rv != "" {
+		s.rv = rv
+	}
+	s.apply(u, gone)
+}
+
+func (s *keyStore) Add(obj any) error    { s.put(obj, false); return nil }
+func (s *keyStore) Update(obj any) error { s.put(obj, false); return nil }
+func (s *keyStore) Delete(obj any) error { s.put(obj, true); return nil }
+
+// Replace applies a relist: every listed object, and the deletion of
+// every held key the list no longer has.
+func (s *keyStore) Replace(list []any, rv string) error {
+	seen := make(map[string]struct{}, len(list))
+	for _, obj := range list {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			seen[clusterOf(u)+"/"+u.GetName()] = struct{}{}
+			s.put(u, false)
+		}
+	}
+	s.mu.Lock()
+	var gone []string
+	for k := range s.keys {
+		if _, ok := seen[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	s.mu.Unlock()
+	for _, k := range gone {
+		cluster, name, _ := strings.Cut(k, "/")
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetName(name)
+		u.SetAnnotations(map[string]string{clusterAnnotation: cluster})
+		s.put(u, true)
+	}
+	s.Bookmark(rv)
+	return nil
+}
+
+func (s *keyStore) List() []any { return nil }
+func (s *keyStore) ListKeys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.keys))
+	for k := range s.keys {
+		out = append(out, k)
+	}
+	return out
+}
+func (s *keyStore) Get(any) (any, bool, error)         { return nil, false, nil }
+func (s *keyStore) GetByKey(string) (any, bool, error) { return nil, false, nil }
+func (s *keyStore) Resync() error                      { return nil }
+
+// Bookmark and LastStoreSyncResourceVersion implement cache.Store: the
+// last resource version seen.
+func (s *keyStore) Bookmark(rv string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rv = rv
+}
+
+func (s *keyStore) LastStoreSyncResourceVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rv
+}
