@@ -121,7 +121,7 @@ func WithVirtualWorkspace(handler http.Handler, lister Lister) http.Handler {
 			return
 		}
 		ws, after, _ := strings.Cut(rest, "/")
-		if ws != Workspace {
+		if ws != Workspace || hasDotSegment(after) {
 			fail(w, r, apierrors.NewNotFound(schema.GroupResource{}, r.URL.Path))
 			return
 		}
@@ -188,6 +188,17 @@ func (Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (a
 		return authorizer.DecisionDeny, "your organizations cannot be read now", err
 	}
 	return authorizer.DecisionAllow, "", nil
+}
+
+// hasDotSegment reports whether a path has a "." or ".." segment (which
+// could lead out of root:orgs once rewritten).
+func hasDotSegment(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 func authenticated(u user.Info) bool {
