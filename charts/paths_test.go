@@ -92,7 +92,7 @@ func checkPaths(objs []object) []error {
 }
 
 // urlPathFlags take a URL's path, not a file.
-var urlPathFlags = []string{"--authorization-webhook-rules-path"}
+var urlPathFlags = []string{"--authorization-webhook-rules-path", "--authorization-webhook-organizations-path"}
 
 // pathsIn are the absolute file paths of a container's arguments
 // (--flag=/path, /path, file:/path).

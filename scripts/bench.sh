@@ -250,6 +250,24 @@ if [[ ${REBAC_BENCH:-1} != 0 ]]; then
 	} | tee -a bench-results.md
 fi
 
+# Authorization (issue 23): on make run's platform (bin/meshplane-platform
+# and the binaries beside it, webhook and core caches on), grant-to-allowed
+# and revoke-to-refused of a RoleAssignment (AUTHZ_BENCH_ROUNDS, default
+# 20, bob polling every 20 ms), then AUTHZ_BENCH_ORGS (default 100)
+# organizations with bob a member of each and AUTHZ_BENCH_GETS (default
+# 1000) of his GETs through the webhook, new objects and repeated ones,
+# against the admin's (RBAC). About 5 minutes. Skip with AUTHZ_BENCH=0.
+if [[ ${AUTHZ_BENCH:-1} != 0 ]]; then
+	{
+		echo
+		echo "## authz: grants, revocations, Checks through the core $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo
+		AUTHZ_BENCH_RUN=1 AUTHZ_BENCH_OUT="$DIR/authz.md" \
+			go test -count=1 -timeout 30m -run 'TestAuthzBench$' ./webhook/test/e2e/ >"$DIR/authz.log" 2>&1 || tail -40 "$DIR/authz.log"
+		cat "$DIR/authz.md" 2>/dev/null || true
+	} | tee -a bench-results.md
+fi
+
 # Hardening (issue 28): 200 clients of one tenant listing and re-watching
 # a namespace that holds the largest ConfigMap the limits admit, over and
 # over for HARDEN_BENCH_SECONDS (default 30), with the core's peak RSS and

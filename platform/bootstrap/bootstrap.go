@@ -10,7 +10,6 @@ package bootstrap
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -109,23 +108,39 @@ func Run(ctx context.Context, base *rest.Config) error {
 // ServiceAccounts live.
 const PlatformMeshSystemClusterVar = "${PLATFORM_MESH_SYSTEM_CLUSTER}"
 
-// applySystemOnly applies the admission that keeps what the platform
-// alone writes (AccountInfo) from tenants, into root:platform-mesh-system
+// OrgsClusterVar in the system-only manifests is replaced by the logical
+// cluster of root:orgs, the only workspace where organizations live.
+const OrgsClusterVar = "${ORGS_CLUSTER}"
+
+// applySystemOnly applies the admission that needs the logical clusters
+// of the platform's workspaces (AccountInfo written by the platform only,
+// organizations in root:orgs only), into root:platform-mesh-system
 // (policies of an export apply in every workspace that binds it).
 func applySystemOnly(ctx context.Context, base *rest.Config) error {
 	dyn, err := dynamic.NewForConfig(clusterConfig(base, "root"))
 	if err != nil {
 		return err
 	}
-	ws, err := dyn.Resource(workspacesGVR).Get(ctx, "platform-mesh-system", metav1.GetOptions{})
+	clusterOf := func(name string) (string, error) {
+		ws, err := dyn.Resource(workspacesGVR).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return "", fmt.Errorf("reading Workspace %s: %w", name, err)
+		}
+		cluster, _, _ := unstructured.NestedString(ws.Object, "spec", "cluster")
+		if cluster == "" {
+			return "", fmt.Errorf("Workspace %s has no logical cluster", name)
+		}
+		return cluster, nil
+	}
+	cluster, err := clusterOf("platform-mesh-system")
 	if err != nil {
-		return fmt.Errorf("reading Workspace platform-mesh-system: %w", err)
+		return err
 	}
-	cluster, _, _ := unstructured.NestedString(ws.Object, "spec", "cluster")
-	if cluster == "" {
-		return errors.New("Workspace platform-mesh-system has no logical cluster")
+	orgs, err := clusterOf("orgs")
+	if err != nil {
+		return err
 	}
-	objs, err := SystemOnlyObjects(cluster)
+	objs, err := SystemOnlyObjects(cluster, orgs)
 	if err != nil {
 		return err
 	}
@@ -136,19 +151,19 @@ func applySystemOnly(ctx context.Context, base *rest.Config) error {
 }
 
 // SystemOnlyObjects returns the system-only admission objects for the
-// operators' cluster.
-func SystemOnlyObjects(cluster string) ([]*unstructured.Unstructured, error) {
+// operators' cluster and root:orgs' cluster.
+func SystemOnlyObjects(cluster, orgsCluster string) ([]*unstructured.Unstructured, error) {
 	sub, err := fs.Sub(manifests, "manifests/system-only")
 	if err != nil {
 		return nil, err
 	}
-	return readObjects(replacing{sub, PlatformMeshSystemClusterVar, cluster}, ".")
+	return readObjects(replacing{sub, strings.NewReplacer(PlatformMeshSystemClusterVar, cluster, OrgsClusterVar, orgsCluster)}, ".")
 }
 
-// replacing is an fs.FS whose files have old replaced by new.
+// replacing is an fs.FS whose files are rewritten by r.
 type replacing struct {
 	fs.FS
-	old, new string
+	r *strings.Replacer
 }
 
 func (r replacing) ReadFile(name string) ([]byte, error) {
@@ -156,7 +171,7 @@ func (r replacing) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []byte(strings.ReplaceAll(string(data), r.old, r.new)), nil
+	return []byte(r.r.Replace(string(data))), nil
 }
 
 func (r replacing) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(r.FS, name) }

@@ -25,13 +25,21 @@ func TestManifestsParse(t *testing.T) {
 }
 
 func TestSystemOnlyObjects(t *testing.T) {
-	objs, err := SystemOnlyObjects("pmscluster")
-	if err != nil || len(objs) != 2 {
+	objs, err := SystemOnlyObjects("pmscluster", "orgscluster")
+	if err != nil || len(objs) != 4 {
 		t.Fatalf("objects %d, %v", len(objs), err)
 	}
-	vs, _, _ := unstructured.NestedSlice(objs[0].Object, "spec", "validations")
-	expr, _ := vs[0].(map[string]any)["expression"].(string)
-	if !strings.Contains(expr, "c == 'pmscluster'") || strings.Contains(expr, PlatformMeshSystemClusterVar) {
+	exprs := map[string]string{}
+	for _, o := range objs {
+		vs, _, _ := unstructured.NestedSlice(o.Object, "spec", "validations")
+		if len(vs) > 0 {
+			exprs[o.GetName()], _ = vs[0].(map[string]any)["expression"].(string)
+		}
+	}
+	if expr := exprs["core.platform-mesh.io-accountinfo-system-only"]; !strings.Contains(expr, "c == 'pmscluster'") || strings.Contains(expr, PlatformMeshSystemClusterVar) {
 		t.Fatalf("the operators' cluster is not filled in: %s", expr)
+	}
+	if expr := exprs["core.platform-mesh.io-account-placement-org"]; !strings.Contains(expr, "== 'orgscluster'") || strings.Contains(expr, OrgsClusterVar) {
+		t.Fatalf("root:orgs' cluster is not filled in: %s", expr)
 	}
 }

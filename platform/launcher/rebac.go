@@ -47,6 +47,8 @@ func rebacCoreArgs(c *Config) []string {
 		"--authorization-webhook-cache-unauthorized-ttl", rebacCoreUnauthorizedTTL,
 		// SelfSubjectRulesReviews list what OpenFGA grants too.
 		"--authorization-webhook-rules-path", "/rules",
+		// "My organizations": /services/myorgs/clusters/root:orgs.
+		"--authorization-webhook-organizations-path", "/organizations",
 	}
 }
 

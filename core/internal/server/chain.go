@@ -23,6 +23,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiresourceschemavw"
 	"github.com/meshplane/meshplane/core/internal/virtual/lifecycle"
+	"github.com/meshplane/meshplane/core/internal/virtual/myorgsvw"
 )
 
 // buildHandlerChain is the generic server's BuildHandlerChainFunc. From
@@ -41,7 +42,7 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 	openapi := &clusterspec.Handler{CRDs: p.crdIndex, Static: apiHandler, Next: crds}
 	api := &discovery.Handler{CRDs: p.discoveredCRDs, Static: apiHandler, Next: apiexportvw.WithOpenAPI(openapi, p.exports, apiHandler)}
 	homes := &home.Handler{Clients: p.reg.tenancyClients(), Bindings: p.reg.clusterRoleBindings, Index: p.index, Types: p.types,
-		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(apiresourceschemavw.WithDiscovery(api), p.exports)}
+		ExternalURL: p.externalURL, Codecs: builtinapi.Codecs, Next: apiexportvw.WithDiscovery(apiresourceschemavw.WithDiscovery(myorgsvw.WithDiscovery(api)), p.exports)}
 	chain := handlerchain.Build(authorization.WithDeepReviews(withClusterChecks(listlimit.WithLimit(bodylimits.WithLimits(homes, builtinapi.Codecs), maxTenantLists))), c, p.signals)
 	chain = impersonation.WithScope(chain)
 	chain = handlerchain.WithShardLevelPaths(chain)
@@ -50,8 +51,17 @@ func (p *parts) buildHandlerChain(apiHandler http.Handler, c *genericapiserver.C
 	chain = p.withMounts(chain, c)
 	chain = serviceaccount.WithClusterFromToken(chain, clusters.Prefix, clusters.IsValidName)
 	chain = apiexportvw.WithVirtualWorkspace(lifecycle.WithVirtualWorkspaces(chain), p.exports)
+	chain = myorgsvw.WithVirtualWorkspace(chain, p.organizations())
 	chain = apiresourceschemavw.WithVirtualWorkspace(chain, p.index.Resolve, p.boundSchemas)
 	return p.withCacheServer(chain, c)
+}
+
+// organizations is the "myorgs" virtual workspace's lister, nil when off.
+func (p *parts) organizations() myorgsvw.Lister {
+	if p.config.Organizations == nil {
+		return nil
+	}
+	return p.config.Organizations
 }
 
 // maxTenantLists is how many LISTs of users outside the system groups are

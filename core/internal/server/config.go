@@ -50,6 +50,9 @@ type Config struct {
 	// AuthorizationWebhook is asked after RBAC; empty without
 	// --authorization-webhook-config-file.
 	AuthorizationWebhook authorization.Webhook
+	// Organizations names a user's organizations for the "myorgs"
+	// virtual workspace; nil without --authorization-webhook-organizations-path.
+	Organizations *webhook.Organizations
 
 	auditFile *os.File
 }
@@ -102,6 +105,15 @@ func NewConfig(opts *options.Completed) (*Config, error) {
 		if opts.AuthorizationWebhookRulesPath != "" {
 			if c.AuthorizationWebhook.Rules, err = webhook.NewRules(opts.AuthorizationWebhookConfigFile, opts.AuthorizationWebhookRulesPath,
 				opts.AuthorizationWebhookTimeout, breaker); err != nil {
+				return nil, err
+			}
+		}
+		if opts.AuthorizationWebhookOrganizationsPath != "" {
+			// Not behind the breaker: a failed "My organizations" answer
+			// (a tenant can ask as often as he likes) must not stop the
+			// authorizer asking the webhook.
+			if c.Organizations, err = webhook.NewOrganizations(opts.AuthorizationWebhookConfigFile, opts.AuthorizationWebhookOrganizationsPath,
+				opts.AuthorizationWebhookTimeout, nil); err != nil {
 				return nil, err
 			}
 		}

@@ -47,6 +47,7 @@ import (
 	"github.com/meshplane/meshplane/core/internal/virtual/apiexportvw"
 	"github.com/meshplane/meshplane/core/internal/virtual/apiresourceschemavw"
 	"github.com/meshplane/meshplane/core/internal/virtual/lifecycle"
+	"github.com/meshplane/meshplane/core/internal/virtual/myorgsvw"
 )
 
 // parts are what the server is assembled from once etcd runs: the
@@ -189,6 +190,9 @@ func (p *parts) newAuthorizer() {
 		authorization.Fixed(impersonation.Authorizer),
 		// The status only the system writes, whatever RBAC grants.
 		authorization.Fixed(systemstatus.Authorizer),
+		// "My organizations": any authenticated user reads there, the
+		// webhook's answer narrowing what is shown.
+		authorization.Fixed(myorgsvw.Authorizer{}),
 		authorization.Fixed(authorizer.AuthorizerFunc(home.Authorizer)),
 		func(full, _ authorizer.Authorizer) authorizer.Authorizer {
 			return &apiexportvw.Authorizer{Exports: p.exports, RBAC: p.acrossShards(full)}

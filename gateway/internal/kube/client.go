@@ -301,8 +301,18 @@ func printable(s string) bool {
 	return true
 }
 
-// ClusterPath is /clusters/<workspace>.
-func ClusterPath(ws string) string { return "/clusters/" + ws }
+// MyOrgs is the gateway's name of the core's "My organizations" virtual
+// workspace (no workspace path or cluster name starts with "@").
+const MyOrgs = "@myorgs"
+
+// ClusterPath is /clusters/<workspace>; for MyOrgs the virtual
+// workspace's /services/myorgs/clusters/root:orgs.
+func ClusterPath(ws string) string {
+	if ws == MyOrgs {
+		return "/services/myorgs/clusters/root:orgs"
+	}
+	return "/clusters/" + ws
+}
 
 // ResourcePath is the path of a resource collection (name "") or object.
 func ResourcePath(ws, group, version, resource, namespace, name string) string {

@@ -207,7 +207,7 @@ func (s *Server) checkAccess(ctx context.Context, token, ws string) error {
 	return nil
 }
 
-// ServeHTTP routes /api/clusters/<workspace>/graphql.
+// ServeHTTP routes /api/clusters/<workspace>/graphql and /api/myorgs/graphql.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/healthz", "/readyz", "/livez":
@@ -240,7 +240,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/api/clusters/")
 	ws, ok2 := strings.CutSuffix(rest, "/graphql")
-	if !ok || !ok2 || ws == "" || strings.Contains(ws, "/") {
+	if r.URL.Path == "/api/myorgs/graphql" {
+		// "My organizations": the Accounts of root:orgs the caller has a
+		// role in, through the core's myorgs virtual workspace.
+		ws, ok, ok2 = kube.MyOrgs, true, true
+	}
+	if !ok || !ok2 || ws == "" || strings.Contains(ws, "/") || strings.HasPrefix(ws, "@") && ws != kube.MyOrgs {
 		writeError(w, http.StatusNotFound, "not found: the endpoint is /api/clusters/<workspace path or logical cluster>/graphql", nil)
 		return
 	}

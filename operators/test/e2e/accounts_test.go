@@ -173,6 +173,53 @@ func TestAccountPlacementRefused(t *testing.T) {
 	}
 }
 
+// TestOrgPlacementRefused: an Account of type org anywhere but in root:orgs
+// (inside an organization, inside an account) is refused at admission with
+// the rule in the message, a 422, even for the platform's admin; it used to
+// be admitted and wait forever on a condition. The attack: naming root:orgs'
+// logical cluster in the Account's kcp.io/cluster annotation does not get
+// it in (the core sets that annotation from the request's cluster).
+func TestOrgPlacementRefused(t *testing.T) {
+	s := platform(t)
+	alice := s.KubectlAsUser(t, "alice", "root:orgs")
+	org := framework.UniqueName("place")
+	alice.RunStdin(t, accountYAML(org, "org", "alice"), "create", "-f", "-")
+	t.Cleanup(func() { s.KubectlFor("root:orgs").RunErr(t, "delete", "account", org, "--wait=false") })
+	waitAccountReady(t, alice, org)
+	inOrg := s.KubectlFor("root:orgs:" + org)
+	inOrg.RunStdin(t, accountYAML("team", "account", "alice"), "create", "-f", "-")
+	waitAccountReady(t, inOrg, "team")
+	orgsCluster := strings.TrimSpace(s.KubectlFor("root").Run(t, "get", "workspace", "orgs", "-o", "jsonpath={.spec.cluster}"))
+
+	const want = "organizations (type org) are created in root:orgs only"
+	forged := strings.Replace(accountYAML("forged", "org", "alice"), "metadata:\n",
+		"metadata:\n  annotations:\n    kcp.io/cluster: "+orgsCluster+"\n", 1)
+	for _, tc := range []struct {
+		where, path, yaml string
+	}{
+		{"an organization", "root:orgs:" + org, accountYAML("nested", "org", "alice")},
+		{"an account", "root:orgs:" + org + ":team", accountYAML("nested", "org", "alice")},
+		{"an organization, naming root:orgs' cluster", "root:orgs:" + org, forged},
+	} {
+		k := s.KubectlFor(tc.path)
+		_, errOut, err := k.RunStdinErr(t, tc.yaml, "create", "-f", "-")
+		if err == nil {
+			t.Errorf("an Account of type org was admitted in %s (%s)", tc.where, tc.path)
+			continue
+		}
+		if tc.yaml == forged && !strings.Contains(errOut, want) && strings.Contains(errOut, "kcp.io/cluster") {
+			continue // refused earlier, as a reserved annotation
+		}
+		if !strings.Contains(errOut, want) || !strings.Contains(errOut, "is invalid") {
+			t.Errorf("creating an Account of type org in %s: stderr %q; want a 422 with %q", tc.where, errOut, want)
+		}
+	}
+	// Organizations are still founded in root:orgs.
+	other := framework.UniqueName("place")
+	alice.RunStdin(t, accountYAML(other, "org", "alice"), "create", "-f", "-")
+	t.Cleanup(func() { s.KubectlFor("root:orgs").RunErr(t, "delete", "account", other, "--wait=false") })
+}
+
 // TestOperatorKilledMidwayConverges kills the operator with SIGKILL while
 // it works on a batch of organizations, restarts it, and checks that every
 // organization ends Ready with exactly one workspace, two workspace types

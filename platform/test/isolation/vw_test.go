@@ -75,6 +75,29 @@ func (p *platform) virtualWorkspaceProbes(t *testing.T, ctx context.Context, tn 
 			}
 		}
 	}
+	// "My organizations" (/services/myorgs/clusters/root:orgs): each
+	// organization's owner and member list, get and watch there and see
+	// nothing of the organization they attack; writes are refused.
+	const myOrgs = "/services/myorgs/clusters/root:orgs/apis/core.platform-mesh.io/v1alpha1/accounts"
+	for _, o := range tn.orgs() {
+		p.control(t, ctx, o.owner+" lists his organization through My organizations",
+			call{method: http.MethodGet, url: p.proxy + myOrgs, token: o.ownerToken}, `"name":"`+o.name+`"`)
+	}
+	for _, pair := range tn.pairs() {
+		victim, by := pair[0], pair[1]
+		leak := []string{`"name":"` + victim.name + `"`, victim.cluster, victim.storeID}
+		for _, who := range []attacker{{by.owner + " (owner of " + by.name + ")", by.ownerToken},
+			{by.member + " (member of " + by.name + ")", by.memberToken}} {
+			for _, base := range []string{p.proxy, p.shardRoot} {
+				for _, q := range []string{"", "?watch=1&timeoutSeconds=1", "/" + victim.name} {
+					probes = append(probes, p.noVictimData("virtual workspace", who.name, who.token, "read "+victim.name+" through My organizations",
+						call{method: http.MethodGet, url: base + myOrgs + q}, leak))
+				}
+				probes = append(probes, p.refused("virtual workspace", who.name, who.token, "delete "+victim.name+" through My organizations",
+					call{method: http.MethodDelete, url: base + myOrgs + "/" + victim.name + dryRun}))
+			}
+		}
+	}
 	return probes
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/meshplane/meshplane/webhook/internal/fgacheck"
 	"github.com/meshplane/meshplane/webhook/internal/invites"
 	"github.com/meshplane/meshplane/webhook/internal/metrics"
+	"github.com/meshplane/meshplane/webhook/internal/myorgs"
 	"github.com/meshplane/meshplane/webhook/internal/orgs"
 	"github.com/meshplane/meshplane/webhook/internal/resources"
 )
@@ -63,9 +64,10 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 		d.Invites = &invites.Acceptor{ExtraKey: c.InviteEmailExtraKey, Log: log.WithName("invites")}
 	}
 	d.Init(c.ModelRefresh)
+	idx := myorgs.NewIndex()
 
 	errc := make(chan error, 3)
-	srv, err := c.httpsServer(d, fgaClient, reg, m, log)
+	srv, err := c.httpsServer(d, fgaClient, reg, idx, m, log)
 	if err != nil {
 		return err
 	}
@@ -79,7 +81,9 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	log.Info("serving", "address", srv.Addr, "metrics", c.MetricsBindAddress, "openfga", c.OpenFGAURL)
 
-	go func() { errc <- c.learnClusters(ctx, reg, d.GrantsChanged, d.Invites, log.WithName("clusters")) }()
+	go func() {
+		errc <- c.learnClusters(ctx, reg, idx, d.Orgs.Cluster, d.GrantsChanged, d.Invites, log.WithName("clusters"))
+	}()
 
 	select {
 	case <-ctx.Done():
@@ -107,7 +111,7 @@ func serve(s *http.Server, tls bool) error {
 	return err
 }
 
-func (c *Completed) httpsServer(d *decision.Decider, fgaClient *fgacheck.Client, reg *clusters.Registry, m *metrics.Metrics, log logr.Logger) (*http.Server, error) {
+func (c *Completed) httpsServer(d *decision.Decider, fgaClient *fgacheck.Client, reg *clusters.Registry, idx *myorgs.Index, m *metrics.Metrics, log logr.Logger) (*http.Server, error) {
 	cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSPrivateKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
@@ -127,12 +131,14 @@ func (c *Completed) httpsServer(d *decision.Decider, fgaClient *fgacheck.Client,
 	}
 	var authz http.Handler = AuthzHandler(d, m, log.WithName("authz"))
 	var rules http.Handler = RulesHandler(d, fgaClient, log.WithName("rules"))
+	var organizations http.Handler = OrganizationsHandler(d, idx, reg.Synced, log.WithName("organizations"))
 	if c.ClientCAFile != "" {
-		authz, rules = requireClientCert(authz), requireClientCert(rules)
+		authz, rules, organizations = requireClientCert(authz), requireClientCert(rules), requireClientCert(organizations)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/authz", authz)
 	mux.Handle("/rules", rules)
+	mux.Handle("/organizations", organizations)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -148,8 +154,9 @@ func (c *Completed) httpsServer(d *decision.Decider, fgaClient *fgacheck.Client,
 
 // learnClusters follows the endpoint slice through the provider kit: one
 // wildcard list for the start, then the AccountInfo of every engaged
-// workspace; and the grants (RoleAssignments, Stores) of all of them.
-func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, grantsChanged func(store string), acceptor *invites.Acceptor, log logr.Logger) error {
+// workspace; and the grants (RoleAssignments, Stores) of all of them, also
+// indexed by subject for /organizations; and the invitations by e-mail.
+func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, idx *myorgs.Index, orgsCluster func(context.Context) (string, error), grantsChanged func(store string), acceptor *invites.Acceptor, log logr.Logger) error {
 	scheme := runtime.NewScheme()
 	if err := corev1alpha1.AddToScheme(scheme); err != nil {
 		return err
@@ -184,6 +191,11 @@ func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, g
 			}
 		}()
 	}
+	go func() {
+		if err := myorgs.Watch(ctx, kit.VirtualWorkspace, orgsCluster, idx, log.WithName("myorgs")); err != nil {
+			log.Error(err, "indexing the organizations' grants")
+		}
+	}()
 	return kit.Manager.Start(ctx)
 }
 

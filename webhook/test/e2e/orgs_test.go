@@ -166,9 +166,15 @@ func (p *platform) wsMust(t *testing.T, context string, args ...string) string {
 // the answer's body.
 func (p *platform) graphql(t *testing.T, context, workspace, query string) string {
 	t.Helper()
+	return p.graphqlAt(t, context, "/api/clusters/"+workspace+"/graphql", query)
+}
+
+// graphqlAt posts a query to a path of the gateway.
+func (p *platform) graphqlAt(t *testing.T, context, path, query string) string {
+	t.Helper()
 	token := strings.TrimSpace(p.must(t, context, "root:orgs", "", "config", "view", "--raw", "--minify", "-o", "jsonpath={.users[0].user.token}"))
 	body, _ := json.Marshal(map[string]string{"query": query})
-	req, err := http.NewRequest(http.MethodPost, p.env["GRAPHQL_URL"]+"/api/clusters/"+workspace+"/graphql", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, p.env["GRAPHQL_URL"]+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -214,6 +214,10 @@ func (v *ValidatingPolicies) Validate(ctx context.Context, a admission.Attribute
 		if len(hooks) == 0 {
 			continue
 		}
+		// The object carries its cluster in kcp.io/cluster, as storage
+		// will write it: a policy of an export can tell where the request
+		// is, and no request can set or hide it.
+		stampCluster(a, cluster)
 		d := validatingpolicy.NewDispatcher(v.authz, generic.NewPolicyMatcher(v.policies.source.matcher(cluster)))
 		if err := d.Dispatch(ctx, a, o, hooks); err != nil {
 			return err

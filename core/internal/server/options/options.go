@@ -111,6 +111,10 @@ type Options struct {
 	// webhook's server that lists a user's rules for
 	// SelfSubjectRulesReviews (a Meshplane extension).
 	AuthorizationWebhookRulesPath string
+	// AuthorizationWebhookOrganizationsPath, when set, is the path on the
+	// webhook's server that names the organizations a user has a role in,
+	// for the "myorgs" virtual workspace (a Meshplane extension).
+	AuthorizationWebhookOrganizationsPath string
 }
 
 // DefaultServiceAccountIssuer is the issuer of service-account tokens when
@@ -210,6 +214,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long one call to the authorization webhook may take (kube's default is 30s). When it fails (times out, is refused, answers 5xx) the core denies what RBAC does not allow at once, without asking it, until a probe after a back-off (1s, doubling up to 10s) finds it answering again.")
 	fs.StringVar(&o.AuthorizationWebhookRulesPath, "authorization-webhook-rules-path", o.AuthorizationWebhookRulesPath,
 		"Path on the authorization webhook's server (e.g. /rules) that lists a user's rules; SelfSubjectRulesReviews then show them besides RBAC's. Empty: RBAC's rules only.")
+	fs.StringVar(&o.AuthorizationWebhookOrganizationsPath, "authorization-webhook-organizations-path", o.AuthorizationWebhookOrganizationsPath,
+		"Path on the authorization webhook's server (e.g. /organizations) that names the organizations a user has a role in; it turns on the virtual workspace /services/myorgs/clusters/root:orgs. Empty: off.")
 }
 
 // Validate reports every bad flag at once.
@@ -285,6 +291,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.AuthorizationWebhookRulesPath != "" && (o.AuthorizationWebhookConfigFile == "" || o.AuthorizationWebhookRulesPath[0] != '/') {
 		errs = append(errs, fmt.Errorf("--authorization-webhook-rules-path %q: want an absolute path, with --authorization-webhook-config-file", o.AuthorizationWebhookRulesPath))
+	}
+	if o.AuthorizationWebhookOrganizationsPath != "" && (o.AuthorizationWebhookConfigFile == "" || o.AuthorizationWebhookOrganizationsPath[0] != '/') {
+		errs = append(errs, fmt.Errorf("--authorization-webhook-organizations-path %q: want an absolute path, with --authorization-webhook-config-file", o.AuthorizationWebhookOrganizationsPath))
 	}
 	if o.AuthorizationWebhookTimeout <= 0 || o.AuthorizationWebhookTimeout > 30*time.Second {
 		errs = append(errs, fmt.Errorf("--authorization-webhook-timeout %s: want more than 0 and at most 30s", o.AuthorizationWebhookTimeout))

@@ -140,3 +140,27 @@ func TestValidateMaxTokenExpiration(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateOrganizationsPath: the "My organizations" path is a URL
+// path on the authorization webhook's server, so it needs that webhook.
+func TestValidateOrganizationsPath(t *testing.T) {
+	for _, tc := range []struct {
+		path, config string
+		ok           bool
+	}{
+		{"", "", true},
+		{"/organizations", "", false},
+		{"organizations", "/dev/null", false},
+		{"/organizations", "/dev/null", true},
+	} {
+		o := New()
+		o.AuthorizationWebhookOrganizationsPath, o.AuthorizationWebhookConfigFile = tc.path, tc.config
+		found := false
+		for _, e := range o.Validate() {
+			found = found || strings.Contains(e.Error(), "--authorization-webhook-organizations-path")
+		}
+		if found == tc.ok {
+			t.Errorf("path %q with config %q: refused %v, want %v", tc.path, tc.config, found, !tc.ok)
+		}
+	}
+}
