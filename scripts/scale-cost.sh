@@ -40,7 +40,7 @@ FGA_PROFILER=127.0.0.1:$((PB + 17))
 start() {
 	start_platform "$BIN/meshplane-platform" "$ROOT" "$PB" "$OUT/platform.log" \
 		--account-operator-args "--profiling" --security-operator-args "--profiling" \
-		--openfga-args "--profiler-enabled --profiler-addr $FGA_PROFILER"
+		--openfga-args "--profiler-enabled --profiler-addr $FGA_PROFILER" ${CORE_ARGS:+--core-args "$CORE_ARGS"}
 	LPID=$PLATFORM_PID
 	wait_platform "$ROOT" "$OUT/platform.log" 20 scale-cost.sh || exit 1
 	mapfile -t PIDS < <(pgrep -P "$LPID")

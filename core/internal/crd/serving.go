@@ -177,7 +177,7 @@ func (b *Builder) build(crd *apiextensionsv1.CustomResourceDefinition, storagePr
 		}
 		opts := &crOptions{
 			decorator: b.decoratorFor(crd), prefix: storagePrefix,
-			codec: storageCodec(safe, s, schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}, gvr.GroupVersion()),
+			codec: storageCodec(safe, unsafe, s, schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}, gvr.GroupVersion()),
 		}
 		st, err := customresource.NewStorage(gvr.GroupResource(), schema.GroupResource{Group: crd.Spec.Group, Resource: names.Singular},
 			kind, gvr.GroupVersion().WithKind(names.ListKind),
