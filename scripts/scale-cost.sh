@@ -21,7 +21,8 @@
 # ACCOUNTS (1000), PORT_BASE (33000; uses PORT_BASE..+19), PROFILES (a
 # directory to keep the heap profiles in, <stage>-<process>.heap; default:
 # thrown away with the run), SETTLE (seconds to wait before each sample,
-# default 5).
+# default 5), CORE_ARGS (extra flags of `meshplane start`, e.g.
+# --feature-gates=ListFromCacheSnapshot=false).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
