@@ -21,7 +21,8 @@
 # ACCOUNTS (1000), PORT_BASE (33000; uses PORT_BASE..+19), PROFILES (a
 # directory to keep the heap profiles in, <stage>-<process>.heap; default:
 # thrown away with the run), SETTLE (seconds to wait before each sample,
-# default 5).
+# default 5), CORE_ARGS (extra flags of `meshplane start`, e.g.
+# --feature-gates=ListFromCacheSnapshot=false).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -40,7 +41,7 @@ FGA_PROFILER=127.0.0.1:$((PB + 17))
 start() {
 	start_platform "$BIN/meshplane-platform" "$ROOT" "$PB" "$OUT/platform.log" \
 		--account-operator-args "--profiling" --security-operator-args "--profiling" \
-		--openfga-args "--profiler-enabled --profiler-addr $FGA_PROFILER"
+		--openfga-args "--profiler-enabled --profiler-addr $FGA_PROFILER" ${CORE_ARGS:+--core-args "$CORE_ARGS"}
 	LPID=$PLATFORM_PID
 	wait_platform "$ROOT" "$OUT/platform.log" 20 scale-cost.sh || exit 1
 	mapfile -t PIDS < <(pgrep -P "$LPID")

@@ -13,8 +13,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/meshplane/meshplane/core/internal/clusters"
 )
 
 // IdentityAnnotation carries, on a CRD made from an APIResourceSchema, the
@@ -37,19 +35,28 @@ func IdentityHash(key []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// SchemaToCRD makes the CRD a consumer cluster serves for a bound
-// resource. CRDs made from the same schema and identity share a UID, so
-// every consumer shares one set of registries, and their OpenAPI schemas
-// (decoded once per schema version, never modified): a binding costs its
-// CRD objects, not a copy of the export's schemas.
-func SchemaToCRD(schema *apisv1alpha1.APIResourceSchema, identity, consumer string) (*apiextensionsv1.CustomResourceDefinition, error) {
+// SchemaToCRD returns the CRD consumers serve for a bound resource. It is
+// the same for every consumer of the schema and identity (it names no
+// consumer: the cluster a binding serves it in is the key it is held
+// under), so one CRD per schema resourceVersion and identity is built and
+// shared by all bindings, as are its decoded OpenAPI schemas: a binding
+// costs a map entry, not a CRD. The result is shared: callers must not
+// modify it.
+func SchemaToCRD(schema *apisv1alpha1.APIResourceSchema, identity string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	return sharedCRDs.get(schema, identity)
+}
+
+// buildCRD makes the CRD of a bound resource. CRDs made from the same
+// schema and identity share a UID, so every consumer shares one set of
+// registries.
+func buildCRD(schema *apisv1alpha1.APIResourceSchema, identity string) (*apiextensionsv1.CustomResourceDefinition, error) {
 	s := schema.Spec
 	out := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            s.Names.Plural + "." + s.Group,
 			UID:             types.UID(string(schema.UID) + "/" + identity),
 			ResourceVersion: schema.ResourceVersion,
-			Annotations:     map[string]string{clusters.Annotation: consumer, IdentityAnnotation: identity},
+			Annotations:     map[string]string{IdentityAnnotation: identity},
 		},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: s.Group, Names: s.Names, Scope: s.Scope,

@@ -80,3 +80,33 @@ func TestConsumersClaims(t *testing.T) {
 		t.Errorf("dropping the claims: heard %v, claims left %v", heard, c.ClaimsOn("cons", schema.GroupResource{Resource: "configmaps"}))
 	}
 }
+
+// TestConsumersShareClaims: bindings of one export that apply the same
+// claims hold one set of them; other claims or another export get their own.
+func TestConsumersShareClaims(t *testing.T) {
+	c := NewConsumers()
+	sel := apisv1alpha2.PermissionClaimSelector{LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}
+	applied := []apisv1alpha2.ScopedPermissionClaim{scoped("configmaps", sel), scoped("secrets", sel)}
+	for _, consumer := range []string{"a", "b"} {
+		c.SetClaims(consumer, "binding", "prov", "ex", applied)
+	}
+	other := []apisv1alpha2.ScopedPermissionClaim{scoped("configmaps", apisv1alpha2.PermissionClaimSelector{MatchAll: true}), scoped("secrets", sel)}
+	c.SetClaims("c", "binding", "prov", "ex", other)
+	c.SetClaims("d", "binding", "prov", "other-export", applied)
+	first := func(consumer string) *Claim { return &c.claims[consumer]["binding"][0] }
+	if first("a") != first("b") {
+		t.Error("two bindings applying the same claims of one export hold a copy each")
+	}
+	if first("a") == first("c") || first("a") == first("d") {
+		t.Error("bindings applying other claims, or claims of another export, share the first binding's")
+	}
+	if cl, ok := c.Claim("a", "prov", "ex", "", "secrets"); ok {
+		t.Errorf("Claim answered for a consumer that binds no export: %v", cl)
+	}
+	if got := c.ClaimsOn("c", schema.GroupResource{Resource: "configmaps"}); len(got) != 1 || !got[0].Selects(nil) {
+		t.Errorf("ClaimsOn(c, configmaps) = %v, want the matchAll claim", got)
+	}
+	if got := c.ClaimsOn("b", schema.GroupResource{Resource: "configmaps"}); len(got) != 1 || got[0].Selects(nil) || !got[0].Selects(map[string]string{"app": "x"}) {
+		t.Errorf("ClaimsOn(b, configmaps) = %v, want the app=x claim", got)
+	}
+}

@@ -1,6 +1,7 @@
 package apiexport
 
 import (
+	"encoding/json"
 	"sync"
 
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
@@ -31,10 +32,7 @@ func NewConsumers() *Consumers {
 // (the accepted claims the export makes). Listeners of OnClaimsChange hear
 // of the resources whose claims changed.
 func (c *Consumers) SetClaims(consumer, binding, exportCluster, exportName string, applied []apisv1alpha2.ScopedPermissionClaim) {
-	claims := make([]Claim, 0, len(applied))
-	for _, a := range applied {
-		claims = append(claims, newClaim(exportCluster, exportName, a))
-	}
+	claims := sharedClaims.get(exportCluster, exportName, applied)
 	c.mu.Lock()
 	old := c.claims[consumer][binding]
 	if len(claims) == 0 {
@@ -220,4 +218,51 @@ func (c *Consumers) OnChange(f func(exportCluster, exportName string)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.onChange = append(c.onChange, f)
+}
+
+// claimSets shares the claims of bindings that apply the same ones (every
+// Account workspace's binding of core.platform-mesh.io applies the same
+// claims of the same export): one read-only slice, with its selectors and
+// labels, instead of one per binding (~3 KB each).
+type claimSets struct {
+	mu    sync.Mutex
+	byKey map[string][]Claim
+}
+
+// maxClaimSets bounds the table (tenants choose their bindings' claims);
+// when full it starts over.
+const maxClaimSets = 4096
+
+var sharedClaims = &claimSets{byKey: map[string][]Claim{}}
+
+// get returns the claims of applied for the export; callers must not
+// modify them.
+func (s *claimSets) get(exportCluster, exportName string, applied []apisv1alpha2.ScopedPermissionClaim) []Claim {
+	if len(applied) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(applied)
+	if err != nil {
+		return newClaims(exportCluster, exportName, applied)
+	}
+	key := exportCluster + "\x00" + exportName + "\x00" + string(raw)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if claims, ok := s.byKey[key]; ok {
+		return claims
+	}
+	if len(s.byKey) >= maxClaimSets {
+		clear(s.byKey)
+	}
+	claims := newClaims(exportCluster, exportName, applied)
+	s.byKey[key] = claims
+	return claims
+}
+
+func newClaims(exportCluster, exportName string, applied []apisv1alpha2.ScopedPermissionClaim) []Claim {
+	claims := make([]Claim, 0, len(applied))
+	for _, a := range applied {
+		claims = append(claims, newClaim(exportCluster, exportName, a))
+	}
+	return claims
 }

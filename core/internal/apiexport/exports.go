@@ -59,7 +59,7 @@ func (e *Exports) Resources(ctx context.Context, cluster, name string) ([]*apiex
 		if err != nil {
 			return nil, fmt.Errorf("schema %s: %w", r.Schema, err)
 		}
-		def, err := SchemaToCRD(schema, export.Status.IdentityHash, cluster)
+		def, err := SchemaToCRD(schema, export.Status.IdentityHash)
 		if err != nil {
 			return nil, err
 		}

@@ -210,8 +210,14 @@ func (s negotiatedSerializer) DecoderToVersion(decoder runtime.Decoder, gv runti
 // storageCodec stores custom resources as JSON in the storage version and
 // reads them back, defaulted, in memoryVersion. Objects were pruned and
 // their metadata coerced when written, so reads skip that (it was the
-// larger part of a list's cost).
-func storageCodec(converter runtime.ObjectConvertor, s schemas, storageVersion, memoryVersion schema.GroupVersion) runtime.Codec {
-	return versioning.NewCodec(unstructured.UnstructuredJSONScheme, unstructured.UnstructuredJSONScheme, converter, creator{},
-		crdserverscheme.NewUnstructuredObjectTyper(), defaulter{schemas: s}, storageVersion, memoryVersion, "meshplane-cr-storage")
+// larger part of a list's cost). What it reads is converted in place
+// (unsafe: the object was just decoded and is nobody else's, where the
+// safe converter deep-copied every object read) and its managedFields'
+// field sets are shared with equal ones of other objects.
+func storageCodec(safe, unsafe runtime.ObjectConvertor, s schemas, storageVersion, memoryVersion schema.GroupVersion) runtime.Codec {
+	codec := func(converter runtime.ObjectConvertor) runtime.Codec {
+		return versioning.NewCodec(unstructured.UnstructuredJSONScheme, unstructured.UnstructuredJSONScheme, converter, creator{},
+			crdserverscheme.NewUnstructuredObjectTyper(), defaulter{schemas: s}, storageVersion, memoryVersion, "meshplane-cr-storage")
+	}
+	return runtime.NewCodec(codec(safe), sharingDecoder{Decoder: codec(unsafe), sets: sharedFieldSets})
 }

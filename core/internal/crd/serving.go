@@ -187,7 +187,7 @@ func (b *Builder) build(crd *apiextensionsv1.CustomResourceDefinition, storagePr
 		}
 		opts := &crOptions{
 			decorator: b.decoratorFor(crd), prefix: storagePrefix,
-			codec: storageCodec(safe, s, schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}, gvr.GroupVersion()),
+			codec: storageCodec(safe, unsafe, s, schema.GroupVersion{Group: crd.Spec.Group, Version: storageVersion}, gvr.GroupVersion()),
 		}
 		strategy := customresource.NewStrategy(t, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, kind, validator, statusValidator,
 			s.byVersion[v.Name], statusSpec, scaleSpec, v.SelectableFields)

@@ -67,7 +67,7 @@ func (r *bindingReconciler) reconcile(ctx context.Context, cluster string, b *ap
 				"APIResourceSchema %s: %v", res.Schema, err)
 			return 5 * time.Second, nil
 		}
-		def, err := apiexport.SchemaToCRD(sch, identity, cluster)
+		def, err := apiexport.SchemaToCRD(sch, identity)
 		if err != nil {
 			conditions.MarkFalse(b, apisv1alpha2.APIExportValid, apisv1alpha2.APIResourceSchemaInvalidReason, conditionsv1alpha1.ConditionSeverityError, "%v", err)
 			return 0, nil

@@ -15,6 +15,7 @@ import (
 	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
+	"github.com/meshplane/meshplane/core/internal/storage/clusterstore"
 )
 
 // Storage is a registry that lists and watches.
@@ -25,7 +26,7 @@ type Storage interface {
 
 // ListWatch lists and watches storage in every cluster. Objects come out
 // as stored (each carries its kcp.io/cluster annotation), never wrapped by
-// the watch cache.
+// the watch cache, and shared with it (clusterstore.Shared): read-only.
 func ListWatch(storage Storage) *cache.ListWatch {
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -37,9 +38,7 @@ func ListWatch(storage Storage) *cache.ListWatch {
 				return nil, err
 			}
 			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
-				if c, ok := e.Object.(runtime.CacheableObject); ok {
-					e.Object = c.GetObject()
-				}
+				e.Object = clusterstore.Shared(e.Object)
 				return e, true
 			}), nil
 		},

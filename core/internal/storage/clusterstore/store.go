@@ -203,10 +203,7 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 			if e.Type == watch.Bookmark || e.Type == watch.Error {
 				return e, true
 			}
-			obj := e.Object
-			if c, ok := obj.(runtime.CacheableObject); ok {
-				obj = c.GetObject()
-			}
+			obj := Shared(e.Object) // read only
 			return e, keep(clusterOf(obj), obj)
 		}), nil
 	}
@@ -276,9 +273,6 @@ func trimSlashes(s string) string { return strings.Trim(s, "/") }
 
 // clusterOf returns the cluster an object is stored in.
 func clusterOf(obj runtime.Object) string {
-	if c, ok := obj.(runtime.CacheableObject); ok {
-		obj = c.GetObject()
-	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return ""
