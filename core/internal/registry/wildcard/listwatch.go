@@ -15,7 +15,6 @@ import (
 	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
-	"github.com/meshplane/meshplane/core/internal/storage/clusterstore"
 )
 
 // Storage is a registry that lists and watches.
@@ -26,7 +25,7 @@ type Storage interface {
 
 // ListWatch lists and watches storage in every cluster. Objects come out
 // as stored (each carries its kcp.io/cluster annotation), never wrapped by
-// the watch cache, and shared with it (clusterstore.Shared): read-only.
+// the watch cache.
 func ListWatch(storage Storage) *cache.ListWatch {
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -38,7 +37,9 @@ func ListWatch(storage Storage) *cache.ListWatch {
 				return nil, err
 			}
 			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
-				e.Object = clusterstore.Shared(e.Object)
+				if c, ok := e.Object.(runtime.CacheableObject); ok {
+					e.Object = c.GetObject()
+				}
 				return e, true
 			}), nil
 		},

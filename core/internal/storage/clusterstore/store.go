@@ -203,7 +203,10 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 			if e.Type == watch.Bookmark || e.Type == watch.Error {
 				return e, true
 			}
-			obj := Shared(e.Object) // read only
+			obj := e.Object
+			if c, ok := obj.(runtime.CacheableObject); ok {
+				obj = c.GetObject()
+			}
 			return e, keep(clusterOf(obj), obj)
 		}), nil
 	}
@@ -273,6 +276,9 @@ func trimSlashes(s string) string { return strings.Trim(s, "/") }
 
 // clusterOf returns the cluster an object is stored in.
 func clusterOf(obj runtime.Object) string {
+	if c, ok := obj.(runtime.CacheableObject); ok {
+		obj = c.GetObject()
+	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return ""
