@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -154,4 +155,64 @@ func TestCacheWriterHeals(t *testing.T) {
 	eventually(t, "b's copies of c1 and c3, not c2, once the cache server is back", func() bool {
 		return copied("c1") && copied("c3") && !copied("c2")
 	})
+}
+
+// TestCacheReaderRelists: a reader whose watch on the cache server breaks
+// while the revisions it knows are compacted away (the cache server
+// answers its watch from there with 410 Gone) lists again and misses
+// nothing: an object added and one deleted meanwhile are both seen, and
+// the handlers are told of the delete (kcp's informer could not drop it:
+// see pruner).
+func TestCacheReaderRelists(t *testing.T) {
+	base, h := startCacheServer(t)
+	f := &faults{code: http.StatusTooManyRequests}
+	front := f.front(t, base)
+	for _, c := range []string{"kept", "deleted"} {
+		if code := send(t, http.MethodPut, lcURL(base, "root", c), shardToken, lcObj("root:"+c)); code != http.StatusOK {
+			t.Fatalf("writing %s: %d", c, code)
+		}
+	}
+	s := &Shards{Self: "b", CacheServer: &rest.Config{Host: front.URL + cacheserver.PathPrefix, BearerToken: shardToken},
+		List: func(context.Context) ([]corev1alpha1.Shard, error) { return nil, nil }}
+	o := s.Others()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var deletes atomic.Int32
+	_, _ = o.Source(LogicalClusters).AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok && lc.Annotations[ShardAnnotation] == "root" && lc.Annotations["kcp.io/cluster"] == "deleted" {
+			deletes.Add(1)
+		}
+	}})
+	go o.Run(ctx)
+	eventually(t, "the reader to sync", o.HasSynced)
+	has := func(c string) bool { _, ok := o.ShardOf(c); return ok }
+	if !has("kept") || !has("deleted") {
+		t.Fatal("the reader misses root's logical clusters")
+	}
+
+	// The watches break; the reader retries (429) while the cache changes
+	// and its history is compacted.
+	f.down.Store(true)
+	front.CloseClientConnections()
+	if code := send(t, http.MethodPut, lcURL(base, "root", "added"), shardToken, lcObj("root:added")); code != http.StatusOK {
+		t.Fatalf("writing added: %d", code)
+	}
+	if code := send(t, http.MethodDelete, lcURL(base, "root", "deleted"), shardToken, nil); code != http.StatusOK {
+		t.Fatalf("deleting: %d", code)
+	}
+	resp, err := h.Client.Get(ctx, "/meshplane-cache/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Client.Compact(ctx, resp.Header.Revision); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the reader to retry its watch", func() bool { return f.refused.Load() > 0 })
+	f.down.Store(false)
+	eventually(t, "the reader to see the added cluster and drop the deleted one", func() bool {
+		return has("added") && !has("deleted") && has("kept")
+	})
+	if n := deletes.Load(); n != 1 {
+		t.Errorf("the handlers were told of %d deletes of the deleted cluster, want 1", n)
+	}
 }
