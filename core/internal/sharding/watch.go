@@ -387,6 +387,9 @@ func (o *Others) informer(base *rest.Config, host string, kind Kind, skipSelf bo
 	res := dyn.Resource(kind.GVR)
 	// p drops what a new listing no longer holds (set once the informer is).
 	p := &pruner{}
+	// listed are the keys of the listing under way (the reflector lists
+	// one page after the other).
+	var listed map[string]bool
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			list, err := res.List(ctx, opts)
@@ -400,11 +403,16 @@ func (o *Others) informer(base *rest.Config, host string, kind Kind, skipSelf bo
 				}
 			}
 			list.Items = kept
-			listed := map[string]bool{}
+			// A listing may come in pages: prune after its last one.
+			if opts.Continue == "" {
+				listed = map[string]bool{}
+			}
 			for i := range list.Items {
 				listed[keyOf(&list.Items[i])] = true
 			}
-			p.prune(listed)
+			if list.GetContinue() == "" {
+				p.prune(listed)
+			}
 			return list, nil
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
@@ -414,9 +422,9 @@ func (o *Others) informer(base *rest.Config, host string, kind Kind, skipSelf bo
 			}
 			// A watch that lists first (sendInitialEvents): what it listed,
 			// once the initial events end.
-			var listed map[string]bool
+			var initial map[string]bool
 			if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
-				listed = map[string]bool{}
+				initial = map[string]bool{}
 			}
 			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
 				m, err := meta.Accessor(e.Object)
@@ -424,9 +432,9 @@ func (o *Others) informer(base *rest.Config, host string, kind Kind, skipSelf bo
 					return e, true
 				}
 				if e.Type == watch.Bookmark {
-					if listed != nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-						p.prune(listed)
-						listed = nil
+					if initial != nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+						p.prune(initial)
+						initial = nil
 					}
 					return e, true
 				}
@@ -434,8 +442,8 @@ func (o *Others) informer(base *rest.Config, host string, kind Kind, skipSelf bo
 				if skipSelf && m.GetAnnotations()[ShardAnnotation] == o.shards.Self {
 					return e, false
 				}
-				if listed != nil && e.Type == watch.Added {
-					listed[keyOf(e.Object)] = true
+				if initial != nil && e.Type == watch.Added {
+					initial[keyOf(e.Object)] = true
 				}
 				return e, true
 			}), nil
