@@ -524,17 +524,18 @@ func (p *pruner) set(store cache.Indexer, onDelete func(obj any)) {
 
 func (p *pruner) prune(listed map[string]bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.store == nil {
+	store, onDelete := p.store, p.onDelete
+	p.mu.Unlock()
+	if store == nil {
 		return
 	}
-	for _, k := range p.store.ListKeys() {
+	for _, k := range store.ListKeys() {
 		if listed[k] {
 			continue
 		}
-		if obj, ok, _ := p.store.GetByKey(k); ok {
-			if err := p.store.Delete(obj); err == nil {
-				p.onDelete(obj)
+		if obj, ok, _ := store.GetByKey(k); ok {
+			if err := store.Delete(obj); err == nil {
+				onDelete(obj)
 			}
 		}
 	}
