@@ -38,6 +38,10 @@ const (
 	SourceVersionAnnotation = "cache.meshplane.io/source-resource-version"
 )
 
+// MetadataListAccept asks a list for metadata only (kube's
+// PartialObjectMetadataList).
+const MetadataListAccept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
 // Resource is a kind the cache server holds.
 type Resource struct {
 	schema.GroupVersionResource

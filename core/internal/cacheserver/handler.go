@@ -114,6 +114,17 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request, req request, res 
 	if items == nil {
 		items = []map[string]any{}
 	}
+	if strings.Contains(r.Header.Get("Accept"), "as=PartialObjectMetadataList") {
+		// Metadata only, as kube serves it: what a writer's resync reads.
+		for i, it := range items {
+			items[i] = map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": it["metadata"]}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList",
+			"metadata": map[string]any{"resourceVersion": strconv.FormatInt(rev, 10)}, "items": items,
+		})
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"apiVersion": res.GroupVersion().String(), "kind": res.Kind + "List",
 		"metadata": map[string]any{"resourceVersion": strconv.FormatInt(rev, 10)}, "items": items,

@@ -161,7 +161,8 @@ func (p *parts) withCacheServer(next http.Handler, c *genericapiserver.Config) h
 	}
 	h := &cacheserver.Handler{Client: p.backend.Client(), Prefix: cacheKeyPrefix, Resources: sharding.CacheResources()}
 	p.sharding.cache = h
-	return cacheserver.WithCacheServer(next, h, c.Authentication.Authenticator)
+	limited := cacheserver.WithInFlightLimit(h, c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight)
+	return cacheserver.WithCacheServer(next, limited, c.Authentication.Authenticator)
 }
 
 // cacheSweepInterval is how often the root shard looks for copies of

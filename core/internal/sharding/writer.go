@@ -30,16 +30,34 @@ import (
 // of the clusters that hold an APIExport. Each change of a cluster's
 // objects reconciles that cluster: what is there is written (create or
 // replace) unless the cache has it at the same resourceVersion, and what
-// is gone is deleted. At start it lists its shard's objects in the cache,
-// so objects deleted while it was down go too.
+// is gone is deleted.
+//
+// It is level-based: every ResyncPeriod (and at start) it lists what the
+// cache holds of its shard (metadata only) and reconciles every cluster
+// whose copies differ from the informers, so a lost event, a copy swept
+// or deleted behind its back, or a cache server that lost its data heals
+// within a period, not only at the next change.
 type Writer struct {
-	self    string
-	base    string
-	http    *http.Client
-	local   map[schema.GroupVersionResource]cache.SharedIndexInformer
-	queue   workqueue.TypedRateLimitingInterface[string]
+	self  string
+	base  string
+	http  *http.Client
+	local map[schema.GroupVersionResource]cache.SharedIndexInformer
+	queue workqueue.TypedRateLimitingInterface[string]
+	// written is what the writer believes the cache holds: by kind,
+	// cluster and name, the source resourceVersion. Only the worker uses
+	// it.
 	written map[schema.GroupVersionResource]map[string]map[string]string
+	// ResyncPeriod is how often the writer compares the cache with its
+	// informers (resyncPeriod unless set before Run).
+	ResyncPeriod time.Duration
 }
+
+// resyncPeriod is the writer's default ResyncPeriod: one metadata list per
+// kind of the shard's own copies.
+const resyncPeriod = 10 * time.Second
+
+// resyncKey is the queue item of a full resync (no cluster is named "").
+const resyncKey = ""
 
 // NewWriter builds the writer of shard self to the cache server at cfg
 // (host ending in /services/cache); local has an informer of every
@@ -53,7 +71,7 @@ func NewWriter(self string, cfg *rest.Config, local map[schema.GroupVersionResou
 	w := &Writer{self: self, base: cfg.Host + "/shards/" + url.PathEscape(self) + "/clusters/", http: hc, local: local,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.NewTypedItemExponentialFailureRateLimiter[string](100*time.Millisecond, 10*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "cache-writer"}),
-		written: map[schema.GroupVersionResource]map[string]map[string]string{}}
+		written: map[schema.GroupVersionResource]map[string]map[string]string{}, ResyncPeriod: resyncPeriod}
 	for _, kind := range CacheKinds {
 		inf, ok := local[kind.GVR]
 		if !ok {
@@ -102,33 +120,22 @@ func (w *Writer) Run(ctx context.Context) {
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return
 	}
-	// What the cache holds of this shard, until it answers.
+	// What the cache holds of this shard against the informers, until the
+	// cache server answers; then the worker, and a resync every period.
 	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := w.listWritten(ctx); err != nil {
+		n, err := w.resync(ctx)
+		if err != nil {
 			log.Info("Cannot list this shard's objects in the cache server yet", "err", err.Error())
 			return false, nil
 		}
+		log.V(2).Info("Writing this shard's shared objects to the cache server", "clusters", n)
 		return true, nil
 	})
 	if ctx.Err() != nil {
 		return
 	}
-	clusters := map[string]bool{}
-	for _, byCluster := range w.written {
-		for c := range byCluster {
-			clusters[c] = true
-		}
-	}
-	for _, inf := range w.local {
-		for _, c := range inf.GetIndexer().ListIndexFuncValues(kcpcache.ClusterIndexName) {
-			clusters[c] = true
-		}
-	}
-	for c := range clusters {
-		w.queue.Add(c)
-	}
-	log.V(2).Info("Writing this shard's shared objects to the cache server", "clusters", len(clusters))
 	go wait.UntilWithContext(ctx, w.work, time.Second)
+	go wait.JitterUntilWithContext(ctx, func(context.Context) { w.queue.Add(resyncKey) }, w.ResyncPeriod, 0.1, false)
 	<-ctx.Done()
 }
 
@@ -138,7 +145,16 @@ func (w *Writer) work(ctx context.Context) {
 		if quit {
 			return
 		}
-		if err := w.reconcile(ctx, cluster); err != nil {
+		var err error
+		if cluster == resyncKey {
+			var n int
+			if n, err = w.resync(ctx); n > 0 {
+				klog.FromContext(ctx).Info("The cache server's copies differed from this shard's objects; rewriting them", "clusters", n)
+			}
+		} else {
+			err = w.reconcile(ctx, cluster)
+		}
+		if err != nil {
 			klog.FromContext(ctx).Info("Cannot write to the cache server, retrying", "cluster", cluster, "err", err.Error())
 			w.queue.AddRateLimited(cluster)
 		} else {
@@ -159,17 +175,9 @@ func (w *Writer) reconcile(ctx context.Context, cluster string) error {
 		return err
 	}
 	for _, kind := range writeOrder {
-		desired := map[string]runtime.Object{}
-		if !isRBAC(kind) || len(exports) > 0 {
-			objs, err := w.local[kind.GVR].GetIndexer().ByIndex(kcpcache.ClusterIndexName, cluster)
-			if err != nil {
-				return err
-			}
-			for _, o := range objs {
-				obj := o.(runtime.Object)
-				m, _ := meta.Accessor(obj)
-				desired[m.GetName()] = obj
-			}
+		desired, err := w.desired(kind, cluster, len(exports) > 0)
+		if err != nil {
+			return err
 		}
 		have := w.written[kind.GVR][cluster]
 		for name, obj := range desired {
@@ -200,6 +208,87 @@ func (w *Writer) reconcile(ctx context.Context, cluster string) error {
 		}
 	}
 	return nil
+}
+
+// desired are the objects of kind in a cluster that the cache should hold,
+// by name: the RBAC kinds of export clusters only.
+func (w *Writer) desired(kind Kind, cluster string, hasExports bool) (map[string]runtime.Object, error) {
+	desired := map[string]runtime.Object{}
+	if isRBAC(kind) && !hasExports {
+		return desired, nil
+	}
+	objs, err := w.local[kind.GVR].GetIndexer().ByIndex(kcpcache.ClusterIndexName, cluster)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		obj, ok := o.(runtime.Object)
+		if !ok {
+			continue
+		}
+		if m, err := meta.Accessor(obj); err == nil {
+			desired[m.GetName()] = obj
+		}
+	}
+	return desired, nil
+}
+
+// resync reads what the cache holds of this shard and queues every
+// cluster whose copies differ from the informers (missing, stale, or no
+// longer here); it reports how many.
+func (w *Writer) resync(ctx context.Context) (int, error) {
+	if err := w.listWritten(ctx); err != nil {
+		return 0, err
+	}
+	clusters := map[string]bool{}
+	for _, byCluster := range w.written {
+		for c := range byCluster {
+			clusters[c] = true
+		}
+	}
+	for _, inf := range w.local {
+		for _, c := range inf.GetIndexer().ListIndexFuncValues(kcpcache.ClusterIndexName) {
+			clusters[c] = true
+		}
+	}
+	n := 0
+	for c := range clusters {
+		same, err := w.inCache(c)
+		if err != nil {
+			return n, err
+		}
+		if !same {
+			w.queue.Add(c)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// inCache reports whether the cache holds a cluster's objects as they are
+// here (by name and resourceVersion).
+func (w *Writer) inCache(cluster string) (bool, error) {
+	exports, err := w.local[APIExports.GVR].GetIndexer().ByIndex(kcpcache.ClusterIndexName, cluster)
+	if err != nil {
+		return false, err
+	}
+	for _, kind := range writeOrder {
+		desired, err := w.desired(kind, cluster, len(exports) > 0)
+		if err != nil {
+			return false, err
+		}
+		have := w.written[kind.GVR][cluster]
+		if len(have) != len(desired) {
+			return false, nil
+		}
+		for name, obj := range desired {
+			m, _ := meta.Accessor(obj)
+			if rv, ok := have[name]; !ok || rv != m.GetResourceVersion() {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
 }
 
 func isRBAC(k Kind) bool { return k.GVR.Group == ClusterRoles.GVR.Group }
@@ -256,7 +345,7 @@ func (w *Writer) listWritten(ctx context.Context) error {
 				} `json:"metadata"`
 			} `json:"items"`
 		}
-		if err := w.do(ctx, http.MethodGet, w.path(kind, "*"), nil, &list); err != nil {
+		if err := w.request(ctx, http.MethodGet, w.path(kind, "*"), cacheserver.MetadataListAccept, nil, &list); err != nil {
 			return err
 		}
 		byCluster := map[string]map[string]string{}
@@ -286,11 +375,18 @@ func (e *statusError) Error() string {
 const requestTimeout = 10 * time.Second
 
 func (w *Writer) do(ctx context.Context, method, u string, body []byte, out any) error {
+	return w.request(ctx, method, u, "", body, out)
+}
+
+func (w *Writer) request(ctx context.Context, method, u, accept string, body []byte, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 	if err != nil {
 		return err
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
