@@ -149,7 +149,7 @@ func (c *Completed) httpsServer(d *decision.Decider, fgaClient *fgacheck.Client,
 // learnClusters follows the endpoint slice through the provider kit: one
 // wildcard list for the start, then the AccountInfo of every engaged
 // workspace; and the grants (RoleAssignments, Stores) of all of them.
-func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, grantsChanged func(store string), acceptor *invites.Acceptor, log logr.Logger) error {
+func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, grantsChanged func(org string), acceptor *invites.Acceptor, log logr.Logger) error {
 	scheme := runtime.NewScheme()
 	if err := corev1alpha1.AddToScheme(scheme); err != nil {
 		return err
