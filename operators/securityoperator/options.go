@@ -236,7 +236,9 @@ func loadBase(kubeconfig, context string) (*rest.Config, error) {
 // it is missing (docs/authorization.md, Scale: what is built).
 func sharedUnsupported() error {
 	return errors.New("--organization-stores=shared is not complete yet: the Store controller writes the shared store " +
-		"(union model, organization-scoped Store tuples, deletion of an organization's tuples), but the rebac-authz-webhook's " +
-		"decision cache is still keyed by store and the account, RoleAssignment and Invite writers do not check fga.Scope; " +
+		"(union model, organization-scoped Store tuples, deletion of an organization's tuples) and the rebac-authz-webhook's " +
+		"decision cache is keyed by organization, but the account and RoleAssignment writers do not check fga.Scope, " +
+		"organizations with AuthorizationModels get no store of their own, existing stores are not migrated and the " +
+		"e2e is missing (docs/authorization.md, Scale); " +
 		"use per-organization")
 }
