@@ -15,8 +15,9 @@ import (
 // SharedStoreName is the OpenFGA name of the store organizations share
 // (--organization-stores=shared; docs/authorization.md, Scale). A Store's
 // own store is named <name>.<uid> (openFGAName); a Store's name cannot
-// hold ':', so no Store's store is ever taken for the shared one.
-const SharedStoreName = "meshplane:organizations"
+// hold '/', so no Store's store is ever taken for the shared one. OpenFGA
+// allows [a-zA-Z0-9\s.\-/^_&@]{3,64} in a store name.
+const SharedStoreName = "meshplane/organizations"
 
 // sharedStore is the one OpenFGA store the organizations share and its
 // model, the union (fga.Union) of every organization's model written so

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -106,6 +107,17 @@ func TestSharedStoreStep(t *testing.T) {
 	s := orgState("other", "othercl", "3")
 	if again.reconcile(context.Background(), s); f.made != 1 || s.store.Status.StoreID != acme.store.Status.StoreID {
 		t.Fatalf("after a restart: %d stores made, other on %q", f.made, s.store.Status.StoreID)
+	}
+}
+
+// TestSharedStoreName: OpenFGA takes the name (its CreateStore pattern),
+// and no Store's own store can have it (a Store's name holds no '/').
+func TestSharedStoreName(t *testing.T) {
+	if !regexp.MustCompile(`^[a-zA-Z0-9\s\.\-\/^_&@]{3,64}$`).MatchString(SharedStoreName) {
+		t.Errorf("OpenFGA refuses the store name %q", SharedStoreName)
+	}
+	if !strings.Contains(SharedStoreName, "/") {
+		t.Errorf("%q could be a Store's own store's name", SharedStoreName)
 	}
 }
 
