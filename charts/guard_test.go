@@ -167,6 +167,7 @@ func TestSchemaRefusesTypos(t *testing.T) {
 		"rebacAuthzWebhook.replica=3",
 		"accountOperator.worker=3",
 		"securityOperator.image.tags=1",
+		"securityOperator.organizationStores=one",
 		"graphqlGateway.limits.depth=3",
 		"examples.enabled=true,examples.providers={mysql}",
 		"examples.enabled=true,examples.postgres.dsnSecret.nam=pg",

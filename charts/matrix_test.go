@@ -57,7 +57,7 @@ var matrix = []struct {
 		"--set", "examples.enabled=true", "--set", "examples.postgres.dsnSecret.name=pg", "--set", "core.featureGates.WatchList=true",
 		"--set", "core.mounts.allowedHosts={10.0.0.0/8}", "--set", "core.persistence.keepOnUninstall=false",
 		"--set", "openfga.limits.requestTimeout=3s", "--set", "openfga.cache.checkCacheLimit=20000",
-		"--set", "graphqlGateway.limits.maxDepth=12", "--set", "accountOperator.workers=8", "--set", "securityOperator.workers=4",
+		"--set", "graphqlGateway.limits.maxDepth=12", "--set", "accountOperator.workers=8", "--set", "securityOperator.workers=4", "--set", "securityOperator.organizationStores=per-organization",
 		"--set", "rebacAuthzWebhook.decisionCacheTTL=2s", "--set", "global.image.tag=1.2.3", "--set", "core.image.digest=sha256:" + strings.Repeat("ab", 32),
 		"--api-versions", "monitoring.coreos.com/v1/ServiceMonitor"},
 		want: []string{"ServiceMonitor/mp-openfga", "ServiceMonitor/mp-front-proxy", "ServiceMonitor/mp-account-operator", "StatefulSet/mp-core-c"}},

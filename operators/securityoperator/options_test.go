@@ -27,6 +27,7 @@ func TestValidate(t *testing.T) {
 		"no endpoint slice":  {func(o *Options) { o.EndpointSlice = "" }, "--kcp-api-export-endpoint-slice-name"},
 		"gRPC as a URL":      {func(o *Options) { o.OpenFGAGRPC = "http://127.0.0.1:8081" }, "--openfga-grpc-addr"},
 		"orgs as root":       {func(o *Options) { o.OrgsWorkspace = "root" }, "--orgs-workspace"},
+		"unknown org stores": {func(o *Options) { o.OrganizationStores = "one" }, "--organization-stores"},
 	} {
 		o := ok()
 		tc.change(o)

@@ -153,7 +153,7 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	})
 	if err := store.SetupWithManager(mgr, store.Options{
 		FGA: fgaClient, Wildcard: wildcard, PathOf: kit.Provider.Path, ClusterOf: kit.Provider.Cluster, Workers: c.Workers,
-		BoundResources: bound, OrgsCluster: orgs,
+		BoundResources: bound, OrgsCluster: orgs, Shared: c.OrganizationStores == StoresShared,
 	}); err != nil {
 		return fmt.Errorf("store controller: %w", err)
 	}

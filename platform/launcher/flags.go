@@ -20,6 +20,7 @@ func ParseFlags(args []string) (Config, error) {
 	fs.BoolVar(&c.DemoUsers, "demo-users", true, "Create the demo users alice and bob (local runs only).")
 	fs.StringVar(&c.ExternalOpenFGA, "openfga-url", "", "HTTP API of an external OpenFGA (production: one backed by PostgreSQL); default: start OpenFGA with a SQLite store in the root directory.")
 	fs.StringVar(&c.ExternalOpenFGAKeyFile, "openfga-preshared-key-file", "", "File (mode 0600) with the preshared API key of the --openfga-url OpenFGA, handed to the security-operator and the rebac-authz-webhook; the platform's own OpenFGA gets a key made once in <root>/openfga/preshared.key.")
+	fs.StringVar(&c.OrganizationStores, "organization-stores", "", "The security-operator's --organization-stores: per-organization (a store each, its default) or shared (one OpenFGA store for all organizations; docs/authorization.md, Scale).")
 	fs.DurationVar(&c.OperatorTokenTTL, "operator-token-ttl", DefaultOperatorTokenTTL, "Lifetime of the ServiceAccount tokens the launcher keeps fresh for the operators and the example providers (at least 10m).")
 	fs.DurationVar(&c.OperatorTokenRefresh, "operator-token-refresh", 0, "Age at which those tokens are replaced (default: 80% of --operator-token-ttl).")
 	operatorArgs := fs.String("account-operator-args", "", "Extra arguments for the account-operator, separated by spaces (e.g. --workers 16 --profiling).")
@@ -56,6 +57,11 @@ func ParseFlags(args []string) (Config, error) {
 	}
 	c.AccountOperatorArgs = strings.Fields(*operatorArgs)
 	c.SecurityOperatorArgs = strings.Fields(*securityArgs)
+	switch c.OrganizationStores {
+	case "", "per-organization", "shared":
+	default:
+		return c, fmt.Errorf("--organization-stores %q must be per-organization or shared", c.OrganizationStores)
+	}
 	c.OpenFGAArgs = strings.Fields(*openFGAArgs)
 	if c.BinDir == "" {
 		self, err := os.Executable()

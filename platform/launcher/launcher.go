@@ -52,6 +52,9 @@ type Config struct {
 	ReadyTimeout time.Duration
 	// StopGrace is how long a component may take to stop on SIGTERM.
 	StopGrace time.Duration
+	// OrganizationStores is the security-operator's --organization-stores
+	// (per-organization or shared; "" its default).
+	OrganizationStores string
 	// ExternalOpenFGA is the HTTP API of an OpenFGA the platform uses
 	// instead of starting its own (--openfga-url).
 	ExternalOpenFGA string

@@ -167,6 +167,9 @@ func securityOperatorComponent(c *Config) Component {
 		"--health-probe-bind-address", health,
 	}
 	args = append(args, c.openFGAKeyArgs()...)
+	if c.OrganizationStores != "" {
+		args = append(args, "--organization-stores", c.OrganizationStores)
+	}
 	if c.Shards >= 2 {
 		// Organizations on every shard: their discovery and paths through
 		// the proxy (a shard refuses clusters it does not host).

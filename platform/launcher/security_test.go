@@ -37,6 +37,29 @@ func TestSecurityComponentsArgs(t *testing.T) {
 	}
 }
 
+// TestOrganizationStores: --organization-stores reaches the
+// security-operator (nothing by default: its own default); another value
+// is refused.
+func TestOrganizationStores(t *testing.T) {
+	c, err := ParseFlags([]string{"--bin-dir", "/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op := securityOperatorComponent(&c); slices.Contains(op.Args, "--organization-stores") {
+		t.Fatalf("--organization-stores passed without being asked for: %v", op.Args)
+	}
+	if c, err = ParseFlags([]string{"--bin-dir", "/bin", "--organization-stores", "shared"}); err != nil {
+		t.Fatal(err)
+	}
+	op := securityOperatorComponent(&c)
+	if i := slices.Index(op.Args, "--organization-stores"); i < 0 || op.Args[i+1] != "shared" {
+		t.Fatalf("security-operator without --organization-stores shared: %v", op.Args)
+	}
+	if _, err := ParseFlags([]string{"--bin-dir", "/bin", "--organization-stores", "one"}); err == nil || !strings.Contains(err.Error(), "--organization-stores") {
+		t.Fatalf("--organization-stores one: %v", err)
+	}
+}
+
 // TestOpenFGAKey: the platform's own OpenFGA gets a key file in the root
 // directory (its path, never the key, in OpenFGA's environment), and its
 // two clients the same file; an external OpenFGA's key file must exist and

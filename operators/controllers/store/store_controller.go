@@ -55,6 +55,10 @@ type Options struct {
 	OrgsCluster func(ctx context.Context) (string, error)
 	// Workers is the number of Stores reconciled in parallel.
 	Workers int
+	// Shared points every organization's Store at one OpenFGA store
+	// (SharedStoreName) whose model is the union of their models
+	// (--organization-stores=shared; docs/authorization.md, Scale).
+	Shared bool
 }
 
 const callTimeout = 30 * time.Second
@@ -166,23 +170,43 @@ func newReconciler(clientOf func(ctx context.Context, cluster string) (ctrl.Clie
 		return cl.Status().Update(ctx, m)
 	}
 	mig := &migrator{creator: accountCreator(clientOf)}
+	writeModel := func(ctx context.Context, storeID, currentID string, m *openfgav1.AuthorizationModel) (string, bool, error) {
+		return f.WriteModelIfChanged(ctx, storeID, currentID, m)
+	}
+	var shared *sharedStore
+	if opts.Shared {
+		shared = &sharedStore{
+			listStores: listStores, createStore: f.CreateStore, writeModel: writeModel, write: f.Write,
+			readAll: func(ctx context.Context, id string) ([]corev1alpha1.Tuple, error) { return f.Read(ctx, id, "") },
+			latestModel: func(ctx context.Context, id string) (*openfgav1.AuthorizationModel, error) {
+				latest, err := f.LatestModelID(ctx, id)
+				if err != nil || latest == "" {
+					return nil, err
+				}
+				return f.Model(ctx, id, latest)
+			},
+		}
+		writeModel = func(ctx context.Context, _, _ string, m *openfgav1.AuthorizationModel) (string, bool, error) {
+			id, err := shared.grow(ctx, m)
+			return id, err == nil, err
+		}
+	}
 	return &reconciler{
 		models: models,
 		steps: []step{
-			&storeStep{storeName: f.StoreName, createStore: f.CreateStore, listStores: listStores},
+			&storeStep{storeName: f.StoreName, createStore: f.CreateStore, listStores: listStores, shared: shared},
 			&modelStep{
 				listModels:     models.list,
 				boundResources: bound,
-				writeModel: func(ctx context.Context, storeID, currentID string, m *openfgav1.AuthorizationModel) (string, bool, error) {
-					return f.WriteModelIfChanged(ctx, storeID, currentID, m)
-				},
-				updateModel: updateModel,
+				writeModel:     writeModel,
+				updateModel:    updateModel,
+				shared:         opts.Shared,
 			},
 			&migrateStep{read: f.Read, write: f.Write, migrator: mig},
 			&tuplesStep{write: f.Write, updateModel: updateModel, migrator: mig,
-				owners: &ownership{creator: accountCreator(clientOf)}},
+				owners: &ownership{creator: accountCreator(clientOf)}, shared: opts.Shared},
 		},
-		deletion: &deletionStep{storeName: f.StoreName, listStores: listStores, write: f.Write, deleteStore: f.DeleteStore,
+		deletion: &deletionStep{storeName: f.StoreName, listStores: listStores, write: f.Write, deleteStore: f.DeleteStore, shared: shared,
 			readTuples: func(ctx context.Context, id string) ([]corev1alpha1.Tuple, error) { return f.Read(ctx, id, "") }},
 		getStore: func(ctx context.Context, cluster, name string) (*corev1alpha1.Store, error) {
 			cl, err := clientOf(ctx, cluster)

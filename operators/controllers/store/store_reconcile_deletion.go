@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,9 @@ type deletionStep struct {
 	readTuples  func(ctx context.Context, storeID string) ([]corev1alpha1.Tuple, error)
 	write       func(ctx context.Context, storeID string, add, remove []corev1alpha1.Tuple) error
 	deleteStore func(ctx context.Context, id string) error
+	// shared, when set, is the store organizations share: the
+	// organization's tuples are deleted from it, the store is kept.
+	shared *sharedStore
 }
 
 func (s *deletionStep) reconcile(ctx context.Context, st *state) result {
@@ -29,6 +33,16 @@ func (s *deletionStep) reconcile(ctx context.Context, st *state) result {
 	fail := func(err error) result {
 		setCondition(store, corev1alpha1.ConditionReady, metav1.ConditionFalse, corev1alpha1.ReasonDeleting, err.Error())
 		return wait(5 * time.Second)
+	}
+	if s.shared != nil {
+		// The org's name can be taken again: nothing naming it may stay.
+		n, err := s.shared.forgetOrg(ctx, st)
+		if err != nil {
+			return fail(fmt.Errorf("deleting the organization's tuples from the shared store: %w", err))
+		}
+		if n > 0 {
+			log.FromContext(ctx).Info("organization's tuples deleted from the shared store", "tuples", n)
+		}
 	}
 	ids, err := ownedStores(ctx, store, s.storeName, s.listStores)
 	if err != nil {

@@ -35,6 +35,11 @@ type modelStep struct {
 	boundResources func(ctx context.Context, st *state) ([]fga.Resource, error)
 	writeModel     func(ctx context.Context, storeID, currentID string, m *openfgav1.AuthorizationModel) (string, bool, error)
 	updateModel    func(ctx context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error
+	// shared is set when Stores name the shared store
+	// (--organization-stores=shared): writeModel grows its union model,
+	// and tenants' AuthorizationModels are left out of it (their types,
+	// relations and conditions would reach every organization's model).
+	shared bool
 
 	// last is what each Store's model was last composed from and written
 	// as (by Store UID): the same modules again, and the store still on
@@ -173,6 +178,19 @@ func (s *modelStep) reconcile(ctx context.Context, st *state) result {
 		}
 		return modelModuleName(a) < modelModuleName(b)
 	})
+	if s.shared {
+		for _, m := range refs {
+			before := m.Status.DeepCopy()
+			setCondition(m, corev1alpha1.ConditionReady, metav1.ConditionFalse, corev1alpha1.ReasonInvalidModel,
+				fmt.Sprintf("left out of Store %s: organizations share one OpenFGA store (--organization-stores=shared), whose model takes no tenant-written modules; moving an organization with AuthorizationModels to a store of its own is not built yet", store.Name))
+			if !equality.Semantic.DeepEqual(before, &m.Status) {
+				if err := s.updateModel(ctx, m.Annotations[ClusterAnnotation], m); err != nil && !gone(err) {
+					log.FromContext(ctx).Error(err, "writing AuthorizationModel status", "authorizationModel", modelModuleName(m))
+				}
+			}
+		}
+		refs = nil
+	}
 	var modules []fga.Module
 	for _, m := range refs {
 		modules = append(modules, fga.Module{Name: modelModuleName(m), Contents: m.Spec.Model})

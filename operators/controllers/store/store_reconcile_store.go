@@ -25,6 +25,9 @@ type storeStep struct {
 	createStore func(ctx context.Context, name string) (string, error)
 	// listStores returns the ids of the stores named name.
 	listStores func(ctx context.Context, name string) ([]string, error)
+	// shared, when set, is the store every organization's Store names
+	// (--organization-stores=shared).
+	shared *sharedStore
 
 	// verified is when each store id was last found to exist and to be
 	// the Store's (keyed by id and the Store's UID): it is asked again
@@ -132,6 +135,22 @@ func (s *storeStep) reconcile(ctx context.Context, st *state) result {
 	fail := func(err error) result {
 		setCondition(store, corev1alpha1.ConditionStoreCreated, metav1.ConditionFalse, corev1alpha1.ReasonError, err.Error())
 		return wait(5 * time.Second)
+	}
+	if s.shared != nil {
+		id, err := s.shared.storeID(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		if store.Status.StoreID != id {
+			// Whatever the status named before (or was made to name), the
+			// organization's tuples go into the shared store from now on.
+			log.FromContext(ctx).Info("Store points at the shared OpenFGA store", "storeId", id, "was", store.Status.StoreID)
+			store.Status.StoreID = id
+			store.Status.AuthorizationModelID = ""
+			store.Status.ManagedTuples = nil
+		}
+		setCondition(store, corev1alpha1.ConditionStoreCreated, metav1.ConditionTrue, corev1alpha1.ReasonReconciled, "shared OpenFGA store "+id)
+		return next
 	}
 	if id := store.Status.StoreID; id != "" {
 		key := verifiedKey(id, store)

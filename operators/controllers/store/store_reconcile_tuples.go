@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -24,6 +26,9 @@ type tuplesStep struct {
 	updateModel func(ctx context.Context, cluster string, m *corev1alpha1.AuthorizationModel) error
 	// migrator gives the tuples their ids in the current format.
 	migrator *migrator
+	// shared is set when Stores name the shared store: every tuple must
+	// pass its organization's scope (scopeOf), else it is not written.
+	shared bool
 }
 
 func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
@@ -46,6 +51,17 @@ func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
 			want[s.migrator.current(ctx, t)] = true
 		}
 	}
+	var refused []string
+	if s.shared {
+		sc := scopeOf(st)
+		for t := range want {
+			if err := sc.Allows(t); err != nil {
+				delete(want, t)
+				refused = append(refused, err.Error())
+			}
+		}
+		sort.Strings(refused)
+	}
 	had := map[corev1alpha1.Tuple]bool{}
 	for _, t := range store.Status.ManagedTuples {
 		had[t] = true
@@ -60,7 +76,7 @@ func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
 	// written: one lost earlier comes back.
 	var reassert []corev1alpha1.Tuple
 	if s.owners != nil {
-		for _, t := range s.owners.unasserted(store.Status.StoreID, owned) {
+		for _, t := range s.owners.unasserted(assertKey(st), owned) {
 			if had[t] {
 				reassert = append(reassert, t)
 			}
@@ -80,7 +96,7 @@ func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
 		log.FromContext(ctx).Info("tuples written", "storeId", store.Status.StoreID, "added", len(add), "deleted", len(remove))
 	}
 	if s.owners != nil {
-		s.owners.markAsserted(store.Status.StoreID, owned)
+		s.owners.markAsserted(assertKey(st), owned)
 	}
 	managed := make([]corev1alpha1.Tuple, 0, len(want))
 	for t := range want {
@@ -89,6 +105,13 @@ func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
 	store.Status.ManagedTuples = sortTuples(managed)
 	if len(managed) == 0 {
 		store.Status.ManagedTuples = nil
+	}
+	if len(refused) > 0 {
+		log.FromContext(ctx).Info("tuples naming objects outside the organization refused", "refused", refused)
+		setCondition(store, corev1alpha1.ConditionTuplesWritten, metav1.ConditionFalse, corev1alpha1.ReasonOtherOrganization,
+			fmt.Sprintf("%d tuples written; %d refused, as they name objects outside the organization in the shared store: %s",
+				len(managed), len(refused), strings.Join(refused, "; ")))
+		return wait(resync)
 	}
 	setCondition(store, corev1alpha1.ConditionTuplesWritten, metav1.ConditionTrue, corev1alpha1.ReasonReconciled,
 		fmt.Sprintf("%d tuples", len(managed)))
@@ -108,3 +131,8 @@ func (s *tuplesStep) reconcile(ctx context.Context, st *state) result {
 	}
 	return next
 }
+
+// assertKey keys the ownership tuples written by this process: the
+// OpenFGA store and the Store (one store holds every organization's when
+// shared).
+func assertKey(st *state) string { return st.store.Status.StoreID + "/" + storeKey(st) }

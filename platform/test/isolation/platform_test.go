@@ -63,8 +63,13 @@ func startPlatform(t *testing.T) *platform {
 	if p.base == 0 {
 		t.Fatal("no free port range found")
 	}
-	cmd := exec.Command(launcherBin, "--root-directory", p.root, "--port-base", strconv.Itoa(p.base), "--bin-dir", binDir,
-		"--shards", "2", "--authentication-config", authConfig)
+	args := []string{"--root-directory", p.root, "--port-base", strconv.Itoa(p.base), "--bin-dir", binDir,
+		"--shards", "2", "--authentication-config", authConfig}
+	// ISOLATION_LAUNCHER_ARGS: more launcher arguments, separated by
+	// spaces (e.g. --organization-stores shared), to play the suite
+	// against another layout.
+	args = append(args, strings.Fields(os.Getenv("ISOLATION_LAUNCHER_ARGS"))...)
+	cmd := exec.Command(launcherBin, args...)
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	var err error
 	if p.proc, err = process.StartProcess(cmd); err != nil {

@@ -66,12 +66,12 @@ func (d *Decider) Init(modelRefresh time.Duration) {
 	d.grants = newGrantChanges()
 }
 
-// GrantsChanged tells the decider that grants in store changed (a
-// RoleAssignment or Store was written): its cached answers for the store
+// GrantsChanged tells the decider that the grants of organization org
+// changed (a RoleAssignment or its Store was written): its cached answers
 // are dropped, and for a while its Checks go past OpenFGA's caches.
-func (d *Decider) GrantsChanged(store string) {
-	if store != "" {
-		d.grants.changed(store)
+func (d *Decider) GrantsChanged(org string) {
+	if org != "" {
+		d.grants.changed(org)
 	}
 }
 
@@ -184,8 +184,8 @@ func (d *Decider) checkOnce(ctx context.Context, info clusters.Info, q mapping.Q
 	if err != nil {
 		return d.failed(info, q, err)
 	}
-	gen, fresh := d.grants.state(info.StoreID)
-	key := info.StoreID + "|" + model + "|" + strconv.FormatUint(gen, 10) + "|" + q.Key()
+	gen, fresh := d.grants.state(info.Org)
+	key := info.StoreID + "|" + info.Org + "|" + model + "|" + strconv.FormatUint(gen, 10) + "|" + q.Key()
 	if d.CacheTTL > 0 {
 		if v, ok := d.cache.Get(key); ok {
 			d.Metrics.Cache.WithLabelValues("hit").Inc()

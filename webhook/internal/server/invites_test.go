@@ -65,7 +65,7 @@ func TestInvitationOnSignIn(t *testing.T) {
 	}
 	// What the security-operator does with it, and the webhook's watch.
 	f.write(t, []v1alpha1.Tuple{member("oidc:erin")}, nil)
-	f.decider.GrantsChanged(f.store)
+	f.decider.GrantsChanged("acme")
 	if st, code, _ := f.answer(t, review("oidc:erin", email)); code != http.StatusOK || !st.Allowed {
 		t.Fatalf("erin once her grant is written: HTTP %d %+v, want allowed", code, st)
 	}

@@ -156,7 +156,7 @@ func (c *Completed) httpsServer(d *decision.Decider, fgaClient *fgacheck.Client,
 // wildcard list for the start, then the AccountInfo of every engaged
 // workspace; and the grants (RoleAssignments, Stores) of all of them, also
 // indexed by subject for /organizations; and the invitations by e-mail.
-func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, idx *myorgs.Index, orgsCluster func(context.Context) (string, error), grantsChanged func(store string), acceptor *invites.Acceptor, log logr.Logger) error {
+func (c *Completed) learnClusters(ctx context.Context, reg *clusters.Registry, idx *myorgs.Index, orgsCluster func(context.Context) (string, error), grantsChanged func(org string), acceptor *invites.Acceptor, log logr.Logger) error {
 	scheme := runtime.NewScheme()
 	if err := corev1alpha1.AddToScheme(scheme); err != nil {
 		return err

@@ -273,26 +273,39 @@ func TestCache(t *testing.T) {
 }
 
 // TestGrantsChanged: a grant change (the webhook saw a RoleAssignment or
-// Store written) drops the store's cached answers at once, and the next
-// Check goes past OpenFGA's caches.
+// Store written) drops the organization's cached answers at once, and the
+// next Check goes past OpenFGA's caches; another organization's answers,
+// in the same OpenFGA store (--organization-stores=shared), stay.
 func TestGrantsChanged(t *testing.T) {
 	f := newFixture(t, time.Hour)
-	f.write(t, []v1alpha1.Tuple{member("bob")}, nil)
+	// Organization victim in the same store, its account with the same name.
+	const victimCluster, victimOrigin = "c2team", "c0victim"
+	f.reg.Set(clusters.Info{Cluster: victimCluster, Path: "root:orgs:victim:team", Org: "victim", Account: "team", OriginCluster: victimOrigin, StoreID: f.store})
+	victimMember := v1alpha1.Tuple{Object: fga.AccountObject(victimOrigin, "team"), Relation: fga.RelationMember, User: fga.UserID("carol")}
+	f.write(t, append(fga.AccountTuples(victimOrigin, "team", "dave", "", ""), member("bob"), victimMember), nil)
 	sar := reviewOf("bob", "list", "configmaps", "default", "")
-	framework.Eventually(t, 20*time.Second, 200*time.Millisecond, "bob to be allowed", func() (bool, string) {
-		return f.allowed(t, sar), "not allowed"
+	victimSAR := reviewOf("carol", "list", "configmaps", "default", "")
+	victimSAR.Spec.Extra = map[string]authorizationv1.ExtraValue{"authorization.kcp.io/cluster-name": {victimCluster}}
+	framework.Eventually(t, 20*time.Second, 200*time.Millisecond, "bob and carol to be allowed", func() (bool, string) {
+		return f.allowed(t, sar) && f.allowed(t, victimSAR), "not allowed"
 	})
-	f.write(t, nil, []v1alpha1.Tuple{member("bob")})
-	if !f.allowed(t, sar) {
+	if f.allowed(t, reviewOf("carol", "list", "configmaps", "default", "")) {
+		t.Fatal("carol, a member of victim, is allowed in acme's account sharing its store")
+	}
+	f.write(t, nil, []v1alpha1.Tuple{member("bob"), victimMember})
+	if !f.allowed(t, sar) || !f.allowed(t, victimSAR) {
 		t.Fatalf("a cached allow was not reused within the TTL")
 	}
-	f.decider.GrantsChanged("another-store")
+	f.decider.GrantsChanged("another-org")
 	if !f.allowed(t, sar) {
-		t.Fatalf("a change in another store dropped this store's answers")
+		t.Fatalf("a change in another organization dropped this organization's answers")
 	}
-	f.decider.GrantsChanged(f.store)
+	f.decider.GrantsChanged("acme")
 	if f.allowed(t, sar) {
-		t.Fatalf("bob is still allowed right after his store's grants changed")
+		t.Fatalf("bob is still allowed right after his organization's grants changed")
+	}
+	if !f.allowed(t, victimSAR) {
+		t.Fatalf("a change in acme dropped victim's cached answers: the cache is keyed by store, not organization")
 	}
 }
 
