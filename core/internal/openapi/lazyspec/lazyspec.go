@@ -9,6 +9,7 @@ package lazyspec
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -61,10 +62,9 @@ func Install(c *restful.Container, m *mux.PathRecorderMux, v2 *common.Config, v3
 		handler.NewOpenAPIServiceLazy(doc).RegisterOpenAPIVersionedService("/openapi/v2", m)
 	}
 	if v3 != nil {
-		// builder3 deletes from the extension maps of the definitions it is
-		// given, which once shares between builds: the group documents,
-		// built concurrently for the first /openapi/v3 index, are built one
-		// at a time (concurrent map writes crashed the server).
+		// The group documents, built concurrently for the first /openapi/v3
+		// index, are built one at a time (builder3's state per build is
+		// its own, but not the definitions' nested schemas; see once).
 		var building sync.Mutex
 		service := handler3.NewOpenAPIService()
 		if err := service.RegisterOpenAPIV3VersionedService("/openapi/v3", m); err != nil {
@@ -104,6 +104,12 @@ func operationIDAndTags(get func(*restful.Route) (string, []string, error)) func
 // once returns get's first result on every call. The builders pass the
 // same reference callback every time (the config's definition namer under
 // #/components/schemas/), so the first result stands for all.
+//
+// Each call gets its own extension maps: builder3 writes into and deletes
+// from a definition's extensions, and the documents it built share them,
+// so a build must never touch a map a built document holds (the handler
+// encodes those without any lock: "concurrent map iteration and map
+// write" crashed the server).
 func once(get common.GetOpenAPIDefinitions) common.GetOpenAPIDefinitions {
 	var (
 		mu   sync.Mutex
@@ -115,8 +121,21 @@ func once(get common.GetOpenAPIDefinitions) common.GetOpenAPIDefinitions {
 		if defs == nil {
 			defs = get(ref)
 		}
-		return defs
+		return ownExtensions(defs)
 	}
+}
+
+// ownExtensions copies defs with a copy of each definition's extension map
+// (the rest is only read).
+func ownExtensions(defs map[string]common.OpenAPIDefinition) map[string]common.OpenAPIDefinition {
+	out := make(map[string]common.OpenAPIDefinition, len(defs))
+	for name, d := range defs {
+		if d.Schema.Extensions != nil {
+			d.Schema.Extensions = maps.Clone(d.Schema.Extensions)
+		}
+		out[name] = d
+	}
+	return out
 }
 
 // groupVersion splits "api/v1" and "apis/<group>/<version>".

@@ -190,3 +190,29 @@ func TestDefinitionsReleased(t *testing.T) {
 	}
 	goruntime.KeepAlive(v3)
 }
+
+// TestBuildsOwnTheirExtensions: every build gets its own extension maps,
+// since builder3 writes into them while documents built before are encoded
+// concurrently (the server crashed with "concurrent map iteration and map
+// write" in a group document's encoding).
+func TestBuildsOwnTheirExtensions(t *testing.T) {
+	calls := 0
+	get := once(func(common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+		calls++
+		s := spec.Schema{}
+		s.Extensions = spec.Extensions{"x-kubernetes-group-version-kind": []any{}}
+		return map[string]common.OpenAPIDefinition{"a": {Schema: s}}
+	})
+	first, second := get(nil), get(nil)
+	if calls != 1 {
+		t.Fatalf("definitions computed %d times, want once", calls)
+	}
+	first["a"].Schema.Extensions["x-written-by-a-build"] = true
+	delete(first["a"].Schema.Extensions, "x-kubernetes-group-version-kind")
+	if _, ok := second["a"].Schema.Extensions["x-written-by-a-build"]; ok {
+		t.Fatal("a build's write reached another build's extensions")
+	}
+	if _, ok := second["a"].Schema.Extensions["x-kubernetes-group-version-kind"]; !ok {
+		t.Fatal("a build's delete reached another build's extensions")
+	}
+}
