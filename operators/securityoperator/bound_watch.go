@@ -22,8 +22,9 @@ var boundSources = []schema.GroupVersionResource{
 
 // watchBoundSources calls observe with the logical cluster of every
 // APIBinding and CRD that is added, updated (present) or deleted in any
-// workspace, and the object's resource and name (one metadata-only watch
-// of each across all of them, with base's credential), until ctx ends.
+// workspace of base's shard, and the object's resource and name (one
+// metadata-only watch of each across all of them, with base's
+// credential), until ctx ends.
 func watchBoundSources(ctx context.Context, base *rest.Config, observe func(cluster, object string, present bool)) error {
 	cfg := rest.CopyConfig(base)
 	cfg.Host = base.Host + "/clusters/*"

@@ -116,7 +116,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		"kubeconfig of the front proxy, with the --lifecycle-kubeconfig credential: organizations' discovery and path lookups go there, so workspaces on every shard are reached (default: the lifecycle kubeconfig's server)")
 	fs.StringVar(&o.FrontProxyContext, "front-proxy-context", o.FrontProxyContext, "context in --front-proxy-kubeconfig")
 	fs.StringVar(&o.APIChangesKubeconfig, "api-changes-kubeconfig", o.APIChangesKubeconfig,
-		"kubeconfig of a credential that may watch APIBindings and CRDs across all workspaces (system:masters); "+
+		"kubeconfig of the root shard with a credential that may watch APIBindings and CRDs across all workspaces (system:masters), used on every Shard listed in root at its spec.baseURL; "+
 			"when set, an organization's bound resources are discovered again when they change (and every 10 minutes), "+
 			"else at every look at its Store (every 30 s)")
 	fs.StringVar(&o.APIChangesContext, "api-changes-context", o.APIChangesContext, "context in --api-changes-kubeconfig")

@@ -141,9 +141,10 @@ func Run(ctx context.Context, c *Completed, log logr.Logger) error {
 	}
 	if c.APIChanges != nil {
 		// The organization's model also has the resources bound in its
-		// accounts: the watch tells which workspaces bind anything.
+		// accounts: the watch tells which workspaces bind anything (one
+		// watch per shard, of the shards listed in root).
 		tree := newBoundTree(newBoundCache(discover, kit.Provider.Path), kit.Provider.Path)
-		if err := watchBoundSources(ctx, c.APIChanges, tree.observe); err != nil {
+		if err := watchBoundSourcesOfShards(ctx, log.WithName("api-changes"), c.APIChanges, tree.observe); err != nil {
 			return fmt.Errorf("following APIBindings and CRDs: %w", err)
 		}
 		bound = tree.resources

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +96,7 @@ func TestLauncherShards(t *testing.T) {
 	framework.RequireEqual(t, mustKubectl(t, kubeconfig, "--server", acme, "get", "workspace", "team", "-o", `jsonpath={.metadata.annotations.core\.kcp\.io/shard}`),
 		"b", "shard of the account team")
 	mustKubectl(t, kubeconfig, "--context", "shard-base", "--server", env["FRONT_PROXY_URL"]+"/clusters/root", "annotate", "shard", "root", "experimental.core.kcp.io/unschedulable-")
+	boundOnShardB(t, kubeconfig, env)
 	framework.RequireEqual(t, mustKubectl(t, kubeconfig, "--server", env["FRONT_PROXY_URL"]+"/clusters/root:orgs", "get", "workspace", "acme",
 		"-o", `jsonpath={.metadata.annotations.core\.kcp\.io/shard}`), "b", "shard of the organization acme")
 	framework.RequireEqual(t, eventuallyKubectl(t, kubeconfig, "--context", "alice", "--server", env["FRONT_PROXY_URL"]+"/clusters/root:orgs:acme",
@@ -181,3 +183,107 @@ func eventuallyGraphQL(t *testing.T, endpoint, token, query string) string {
 	})
 	return out
 }
+
+// boundOnShardB (issue 26): an export bound only in the account team of
+// acme (both on shard b) joins acme's OpenFGA model: the
+// security-operator watches every shard's APIBindings (it watched the
+// root shard only, and never saw this binding).
+func boundOnShardB(t *testing.T, kubeconfig string, env map[string]string) {
+	t.Helper()
+	proxy := env["FRONT_PROXY_URL"]
+	team := proxy + "/clusters/root:orgs:acme:team"
+	as := func(user string) []string { return []string{"--context", user, "--server", team} }
+	admin := []string{"--context", "shard-base", "--server", proxy + "/clusters/root"}
+	applyStdin(t, kubeconfig, admin, "apiVersion: tenancy.kcp.io/v1alpha1\nkind: Workspace\nmetadata: {name: widget-provider}\n")
+	mustKubectl(t, kubeconfig, append(admin, "wait", "--for=jsonpath={.status.phase}=Ready", "workspace/widget-provider", "--timeout=120s")...)
+	applyStdin(t, kubeconfig, []string{"--context", "shard-base", "--server", proxy + "/clusters/root:widget-provider"}, widgetExport)
+
+	// alice binds the export in her account only.
+	applyStdin(t, kubeconfig, as("alice"), "apiVersion: apis.kcp.io/v1alpha2\nkind: APIBinding\nmetadata: {name: widgets}\n"+
+		"spec:\n  reference: {export: {path: root:widget-provider, name: widgets.example.dev}}\n")
+	mustKubectl(t, kubeconfig, append(as("alice"), "wait", "--for=jsonpath={.status.phase}=Bound", "apibinding/widgets", "--timeout=60s")...)
+	start := time.Now()
+	// The Store's resync (30 s) bounds the wait; without the watch of
+	// shard b it never ends (the binding is in no organization's
+	// workspace, and only the watch names account workspaces that bind).
+	framework.Eventually(t, 2*time.Minute, 500*time.Millisecond, "acme's model to have the widgets bound in its team on shard b", func() (bool, string) {
+		types := modelTypes(t, kubeconfig, env, "acme")
+		return slices.Contains(types, "example_dev_widget"), fmt.Sprint(types)
+	})
+	t.Logf("widgets bound in acme's team on shard b in acme's model after %s", time.Since(start).Round(10*time.Millisecond))
+}
+
+// modelTypes are the type names of the OpenFGA model of the
+// organization's Store (its status's store and model ids), read from
+// OpenFGA with the platform's preshared key.
+func modelTypes(t *testing.T, kubeconfig string, env map[string]string, org string) []string {
+	t.Helper()
+	ids, err := kubectl(t, kubeconfig, "--context", "shard-base", "--server", env["FRONT_PROXY_URL"]+"/clusters/root:orgs", "get", "store", org,
+		"-o", `jsonpath={.status.storeId} {.status.authorizationModelId}`)
+	f := strings.Fields(ids)
+	if err != nil || len(f) != 2 {
+		return nil
+	}
+	key, err := os.ReadFile(env["OPENFGA_PRESHARED_KEY_FILE"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", env["OPENFGA_URL"]+"/stores/"+f[0]+"/authorization-models/"+f[1], nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(key)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var model struct {
+		AuthorizationModel struct {
+			TypeDefinitions []struct {
+				Type string `json:"type"`
+			} `json:"type_definitions"`
+		} `json:"authorization_model"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&model); err != nil {
+		return nil
+	}
+	var types []string
+	for _, td := range model.AuthorizationModel.TypeDefinitions {
+		types = append(types, td.Type)
+	}
+	return types
+}
+
+// widgetExport is a provider's export of widgets, with bind granted to
+// every signed-in user.
+const widgetExport = `apiVersion: apis.kcp.io/v1alpha1
+kind: APIResourceSchema
+metadata: {name: v1.widgets.example.dev}
+spec:
+  group: example.dev
+  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+apiVersion: apis.kcp.io/v1alpha2
+kind: APIExport
+metadata: {name: widgets.example.dev}
+spec:
+  resources:
+  - {name: widgets, group: example.dev, schema: v1.widgets.example.dev, storage: {crd: {}}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: bind-widgets}
+rules:
+- {apiGroups: [apis.kcp.io], resources: [apiexports], resourceNames: [widgets.example.dev], verbs: [bind]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: bind-widgets}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: bind-widgets}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:authenticated"}
+`
