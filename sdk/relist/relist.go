@@ -28,6 +28,9 @@ import (
 type ListWatch struct {
 	lw  cache.ListerWatcherWithContext
 	key cache.KeyFunc
+	// Wire, if set, turns a stored object into the type the watch sends,
+	// for an informer whose transform changes it.
+	Wire func(obj runtime.Object) (runtime.Object, error)
 
 	mu    sync.Mutex
 	store cache.KeyListerGetter
@@ -202,7 +205,11 @@ func (w *watcher) deletes(listed map[string]bool, rv string) bool {
 		if !ok {
 			continue
 		}
-		o = o.DeepCopyObject()
+		if w.l.Wire == nil {
+			o = o.DeepCopyObject()
+		} else if o, err = w.l.Wire(o); err != nil {
+			continue
+		}
 		if m, err := meta.Accessor(o); err == nil && rv != "" {
 			m.SetResourceVersion(rv)
 		}
