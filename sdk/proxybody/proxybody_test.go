@@ -23,13 +23,22 @@ func TestEarlyRefusal(t *testing.T) {
 		release bool
 	}{{"with Release", true}, {"without", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := refusedThroughProxy(t, tc.release, true, 3*time.Second)
-			if tc.release && err != nil {
-				t.Fatalf("with Release: %v", err)
+			if tc.release {
+				if err := refusedThroughProxy(t, true, true, 3*time.Second); err != nil {
+					t.Fatalf("with Release: %v", err)
+				}
+				return
 			}
-			if !tc.release && err == nil {
-				t.Fatalf("without Release the answer ended too: the test no longer shows the hang it guards against")
+			// The hang depends on the proxy's body write being under way
+			// when the answer comes; on a loaded machine it can end first
+			// once in a while, so the control needs one hang in three.
+			for attempt := 1; attempt <= 3; attempt++ {
+				if err := refusedThroughProxy(t, false, true, 3*time.Second); err != nil {
+					return
+				}
+				t.Logf("attempt %d: without Release the answer ended too", attempt)
 			}
+			t.Fatalf("without Release the answer ended in three attempts: the test no longer shows the hang it guards against")
 		})
 	}
 }
