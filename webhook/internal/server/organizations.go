@@ -3,15 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/go-logr/logr"
 
 	"github.com/meshplane/meshplane/webhook/internal/myorgs"
-	"github.com/meshplane/meshplane/webhook/internal/review"
 )
 
 // MaxOrganizations bounds one answer of /organizations.
@@ -39,24 +35,8 @@ type Organizations struct {
 // are being read, 502 when root:orgs cannot be read.
 func OrganizationsHandler(l OrganizationsLister, idx *myorgs.Index, synced func() bool, log logr.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "POST a SubjectAccessReview", http.StatusMethodNotAllowed)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, review.MaxBodyBytes))
-		if err != nil {
-			code := http.StatusBadRequest
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				code = http.StatusRequestEntityTooLarge
-			}
-			http.Error(w, fmt.Sprintf("reading the review: %v", err), code)
-			return
-		}
-		r, err := review.Decode(body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		r, ok := readReview(w, req)
+		if !ok {
 			return
 		}
 		if r.Spec.User == "" {

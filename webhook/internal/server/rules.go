@@ -28,24 +28,8 @@ type RulesLister interface {
 // SelfSubjectRulesReview whose status lists what OpenFGA grants.
 func RulesHandler(l RulesLister, b decision.Batcher, log logr.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "POST a SubjectAccessReview", http.StatusMethodNotAllowed)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, review.MaxBodyBytes))
-		if err != nil {
-			code := http.StatusBadRequest
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				code = http.StatusRequestEntityTooLarge
-			}
-			http.Error(w, fmt.Sprintf("reading the review: %v", err), code)
-			return
-		}
-		r, err := review.Decode(body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		r, ok := readReview(w, req)
+		if !ok {
 			return
 		}
 		ns := ""
@@ -63,4 +47,31 @@ func RulesHandler(l RulesLister, b decision.Batcher, log logr.Logger) http.Handl
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(out)
 	})
+}
+
+// readReview reads the SubjectAccessReview POSTed to one of the webhook's
+// extra endpoints; when it cannot, it has answered (405, 413 or 400) and
+// ok is false.
+func readReview(w http.ResponseWriter, req *http.Request) (r review.Review, ok bool) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "POST a SubjectAccessReview", http.StatusMethodNotAllowed)
+		return r, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, review.MaxBodyBytes))
+	if err != nil {
+		code := http.StatusBadRequest
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			code = http.StatusRequestEntityTooLarge
+		}
+		http.Error(w, fmt.Sprintf("reading the review: %v", err), code)
+		return r, false
+	}
+	r, err = review.Decode(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return r, false
+	}
+	return r, true
 }

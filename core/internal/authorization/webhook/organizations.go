@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/client-go/rest"
 )
 
 // Organizations asks the webhook which organizations a user has a role
@@ -28,23 +26,11 @@ type Organizations struct {
 // call bounded by timeout (10 s when 0) and behind the webhook's breaker
 // (none when nil).
 func NewOrganizations(kubeconfigFile, path string, timeout time.Duration, b *Breaker) (*Organizations, error) {
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	rc, err := clientConfig(kubeconfigFile, timeout, b)
+	hc, u, err := pathClient(kubeconfigFile, path, timeout, b)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(rc.Host)
-	if err != nil {
-		return nil, fmt.Errorf("authorization webhook server %q: %w", rc.Host, err)
-	}
-	u.Path = path
-	hc, err := rest.HTTPClientFor(rc)
-	if err != nil {
-		return nil, fmt.Errorf("authorization webhook client: %w", err)
-	}
-	return &Organizations{client: hc, url: u.String()}, nil
+	return &Organizations{client: hc, url: u}, nil
 }
 
 // For returns the names of the organizations u has a role in, sorted.

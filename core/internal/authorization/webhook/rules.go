@@ -32,23 +32,11 @@ type Rules struct {
 // call bounded by timeout (10 s when 0) and behind the webhook's breaker
 // (none when nil).
 func NewRules(kubeconfigFile, path string, timeout time.Duration, b *Breaker) (*Rules, error) {
-	if timeout <= 0 {
-		timeout = 10 * time.Second
-	}
-	rc, err := clientConfig(kubeconfigFile, timeout, b)
+	hc, u, err := pathClient(kubeconfigFile, path, timeout, b)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(rc.Host)
-	if err != nil {
-		return nil, fmt.Errorf("authorization webhook server %q: %w", rc.Host, err)
-	}
-	u.Path = path
-	hc, err := rest.HTTPClientFor(rc)
-	if err != nil {
-		return nil, fmt.Errorf("authorization webhook client: %w", err)
-	}
-	return &Rules{client: hc, url: u.String()}, nil
+	return &Rules{client: hc, url: u}, nil
 }
 
 // RulesFor returns the webhook's rules for u in namespace of the
@@ -110,4 +98,27 @@ func convertExtra(in map[string][]string) map[string]authorizationv1.ExtraValue 
 		out[k] = authorizationv1.ExtraValue(v)
 	}
 	return out
+}
+
+// pathClient is an HTTP client of the webhook's server (its kubeconfig's
+// credentials, each call bounded by timeout, 10 s when 0, behind b when
+// not nil) and the URL of path there: for the webhook's extra endpoints.
+func pathClient(kubeconfigFile, path string, timeout time.Duration, b *Breaker) (*http.Client, string, error) {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	rc, err := clientConfig(kubeconfigFile, timeout, b)
+	if err != nil {
+		return nil, "", err
+	}
+	u, err := url.Parse(rc.Host)
+	if err != nil {
+		return nil, "", fmt.Errorf("authorization webhook server %q: %w", rc.Host, err)
+	}
+	u.Path = path
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		return nil, "", fmt.Errorf("authorization webhook client: %w", err)
+	}
+	return hc, u.String(), nil
 }
