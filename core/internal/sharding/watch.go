@@ -25,7 +25,6 @@ import (
 
 	"github.com/meshplane/meshplane/core/internal/cacheserver"
 	"github.com/meshplane/meshplane/core/internal/tenancy"
-	"github.com/meshplane/meshplane/sdk/relist"
 )
 
 // refreshShards is how often Others looks for shards that came or went
@@ -386,6 +385,11 @@ func (o *Others) informer(base *rest.Config, host string, kind Kind, skipSelf bo
 		return nil, err
 	}
 	res := dyn.Resource(kind.GVR)
+	// p drops what a new listing no longer holds (set once the informer is).
+	p := &pruner{}
+	// listed are the keys of the listing under way (the reflector lists
+	// one page after the other).
+	var listed map[string]bool
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			list, err := res.List(ctx, opts)
@@ -399,17 +403,49 @@ func (o *Others) informer(base *rest.Config, host string, kind Kind, skipSelf bo
 				}
 			}
 			list.Items = kept
+			// A listing may come in pages: prune after its last one.
+			if opts.Continue == "" {
+				listed = map[string]bool{}
+			}
+			for i := range list.Items {
+				listed[keyOf(&list.Items[i])] = true
+			}
+			if list.GetContinue() == "" {
+				p.prune(listed)
+			}
 			return list, nil
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			w, err := res.Watch(ctx, opts)
-			if err != nil || !skipSelf {
+			if err != nil {
 				return w, err
 			}
-			// This shard's own objects are not replicas.
+			// A watch that lists first (sendInitialEvents): what it listed,
+			// once the initial events end.
+			var initial map[string]bool
+			if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+				initial = map[string]bool{}
+			}
 			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
 				m, err := meta.Accessor(e.Object)
-				return e, err != nil || e.Type == watch.Error || e.Type == watch.Bookmark || m.GetAnnotations()[ShardAnnotation] != o.shards.Self
+				if err != nil || e.Type == watch.Error {
+					return e, true
+				}
+				if e.Type == watch.Bookmark {
+					if initial != nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+						p.prune(initial)
+						initial = nil
+					}
+					return e, true
+				}
+				// This shard's own objects are not replicas.
+				if skipSelf && m.GetAnnotations()[ShardAnnotation] == o.shards.Self {
+					return e, false
+				}
+				if initial != nil && e.Type == watch.Added {
+					initial[keyOf(e.Object)] = true
+				}
+				return e, true
 			}), nil
 		},
 	}
@@ -423,14 +459,7 @@ func (o *Others) informer(base *rest.Config, host string, kind Kind, skipSelf bo
 			return nil, nil
 		}
 	}
-	// A relist drops what it no longer holds (see sdk/relist); the store
-	// holds typed objects, the watch sends unstructured ones.
-	rl := relist.New(lw, kcpcache.MetaClusterNamespaceKeyFunc)
-	rl.Wire = func(obj runtime.Object) (runtime.Object, error) {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		return &unstructured.Unstructured{Object: u}, err
-	}
-	inf := kcpinformers.NewSharedIndexInformer(rl, &unstructured.Unstructured{}, 0, indexers)
+	inf := kcpinformers.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, indexers)
 	if err := inf.SetTransform(func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -461,11 +490,53 @@ func (o *Others) informer(base *rest.Config, host string, kind Kind, skipSelf bo
 			f(h)
 		}
 	}
-	rl.SetStore(inf.GetIndexer())
+	p.set(inf.GetIndexer(), func(obj any) { each(func(h cache.ResourceEventHandler) { h.OnDelete(obj) }) })
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { each(func(h cache.ResourceEventHandler) { h.OnAdd(obj, false) }) },
 		UpdateFunc: func(old, obj any) { each(func(h cache.ResourceEventHandler) { h.OnUpdate(old, obj) }) },
 		DeleteFunc: func(obj any) { each(func(h cache.ResourceEventHandler) { h.OnDelete(obj) }) },
 	})
 	return inf, err
+}
+
+// keyOf is an object's key in the replicas' stores.
+func keyOf(obj any) string {
+	k, _ := kcpcache.MetaClusterNamespaceKeyFunc(obj)
+	return k
+}
+
+// pruner deletes from a replica's store the objects a new listing (a
+// relist after a broken or expired watch) no longer holds, and tells the
+// handlers. The informer would turn them into DeletedFinalStateUnknown,
+// which the cluster-aware store of kcp's informer cannot key: without
+// this, an object deleted while the watch was down stayed in the replica.
+type pruner struct {
+	mu       sync.Mutex
+	store    cache.Indexer
+	onDelete func(obj any)
+}
+
+func (p *pruner) set(store cache.Indexer, onDelete func(obj any)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.store, p.onDelete = store, onDelete
+}
+
+func (p *pruner) prune(listed map[string]bool) {
+	p.mu.Lock()
+	store, onDelete := p.store, p.onDelete
+	p.mu.Unlock()
+	if store == nil {
+		return
+	}
+	for _, k := range store.ListKeys() {
+		if listed[k] {
+			continue
+		}
+		if obj, ok, _ := store.GetByKey(k); ok {
+			if err := store.Delete(obj); err == nil {
+				onDelete(obj)
+			}
+		}
+	}
 }

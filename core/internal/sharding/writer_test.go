@@ -162,7 +162,7 @@ func TestCacheWriterHeals(t *testing.T) {
 // answers its watch from there with 410 Gone) lists again and misses
 // nothing: an object added and one deleted meanwhile are both seen, and
 // the handlers are told of the delete (kcp's informer could not drop it:
-// see sdk/relist).
+// see pruner).
 func TestCacheReaderRelists(t *testing.T) {
 	base, h := startCacheServer(t)
 	f := &faults{code: http.StatusTooManyRequests}

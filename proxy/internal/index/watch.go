@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,8 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-
-	"github.com/meshplane/meshplane/sdk/relist"
 )
 
 var (
@@ -155,28 +152,28 @@ func (w *Watcher) watchShard(parent context.Context, name, baseURL string) (*sha
 	// kcp's informers key objects by cluster too: every LogicalCluster is
 	// named "cluster", and Workspaces of different clusters share names.
 	lcRes := meta.Resource(logicalClustersGVR)
-	lcs := newInformer(&cache.ListWatch{
+	lcs := kcpinformers.NewSharedIndexInformer(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return lcRes.List(ctx, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return lcRes.Watch(ctx, opts)
 		},
-	}, &metav1.PartialObjectMetadata{})
+	}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 	_, _ = lcs.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { w.cluster(name, o, false) },
 		UpdateFunc: func(_, o any) { w.cluster(name, o, false) },
 		DeleteFunc: func(o any) { w.cluster(name, o, true) },
 	})
 	wsRes := dyn.Resource(workspacesGVR)
-	wss := newInformer(&cache.ListWatch{
+	wss := kcpinformers.NewSharedIndexInformer(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return wsRes.List(ctx, opts)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			return wsRes.Watch(ctx, opts)
 		},
-	}, &unstructured.Unstructured{})
+	}, &unstructured.Unstructured{}, 0, cache.Indexers{})
 	_, _ = wss.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { w.workspace(o, false) },
 		UpdateFunc: func(_, o any) { w.workspace(o, false) },
@@ -185,15 +182,6 @@ func (w *Watcher) watchShard(parent context.Context, name, baseURL string) (*sha
 	go lcs.Run(ctx.Done())
 	go wss.Run(ctx.Done())
 	return &shardWatch{baseURL: baseURL, stop: stop, synced: []cache.InformerSynced{lcs.HasSynced, wss.HasSynced}}, nil
-}
-
-// newInformer is kcp's informer over lw, with the deletes a relist implies
-// (see sdk/relist: kcp's store cannot drop their tombstones).
-func newInformer(lw cache.ListerWatcher, example runtime.Object) cache.SharedIndexInformer {
-	rl := relist.New(lw, kcpcache.MetaClusterNamespaceKeyFunc)
-	inf := kcpinformers.NewSharedIndexInformer(rl, example, 0, cache.Indexers{})
-	rl.SetStore(inf.GetIndexer())
-	return inf
 }
 
 func (w *Watcher) cluster(shard string, o any, deleted bool) {

@@ -12,11 +12,9 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
 
-	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 
 	"github.com/meshplane/meshplane/core/internal/clusters"
-	"github.com/meshplane/meshplane/sdk/relist"
 )
 
 // Storage is a registry that lists and watches.
@@ -61,16 +59,7 @@ func internal(in metav1.ListOptions) *metainternalversion.ListOptions {
 // reading the kcp.io/cluster annotation), so same-named objects of
 // different clusters never overwrite each other.
 func NewInformer(storage Storage, example runtime.Object) cache.SharedIndexInformer {
-	return newInformer(ListWatch(storage), example)
-}
-
-// newInformer builds kcp's informer over lw, with the deletes a relist
-// implies (see sdk/relist: kcp's store cannot drop their tombstones).
-func newInformer(lw cache.ListerWatcher, example runtime.Object) cache.SharedIndexInformer {
-	rl := relist.New(lw, kcpcache.MetaClusterNamespaceKeyFunc)
-	inf := kcpinformers.NewSharedIndexInformer(rl, example, 0, cache.Indexers{})
-	rl.SetStore(inf.GetIndexer())
-	return inf
+	return kcpinformers.NewSharedIndexInformer(ListWatch(storage), example, 0, cache.Indexers{})
 }
 
 // Mirror calls set for every object the informer adds, updates or deletes
@@ -102,5 +91,5 @@ func NewFilteredInformer(storage Storage, example runtime.Object, fieldSelector 
 		opts.FieldSelector = fieldSelector
 		return watchFn(ctx, opts)
 	}
-	return newInformer(lw, example)
+	return kcpinformers.NewSharedIndexInformer(lw, example, 0, cache.Indexers{})
 }
