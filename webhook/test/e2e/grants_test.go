@@ -107,23 +107,8 @@ func TestRoleAssignments(t *testing.T) {
 	p.eventually(t, "alice to create a namespace in grantorg", true, "alice", org, "create", "namespace", "apps")
 	p.must(t, "alice", org, "", "create", "configmap", "cfg", "-n", "apps", "--from-literal=k=v")
 
-	key, err := keyfile.Read(p.env["OPENFGA_PRESHARED_KEY_FILE"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fgaclient.New(p.env["OPENFGA_URL"], fgaclient.WithPresharedKey(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin := strings.TrimSpace(p.must(t, "alice", org, "", "get", "accountinfo", "account", "-o", "jsonpath={.spec.account.originClusterId}"))
-	storeID := strings.TrimSpace(p.must(t, "alice", org, "", "get", "accountinfo", "account", "-o", "jsonpath={.spec.fga.store.id}"))
-	aliceOwns := func(after string) {
-		t.Helper()
-		ok, err := f.Check(context.Background(), storeID, corev1alpha1.Tuple{Object: fga.AccountObject(origin, "grantorg"), Relation: "owner", User: fga.UserID("alice")})
-		if err != nil || !ok {
-			t.Fatalf("after %s alice is no longer owner of grantorg in OpenFGA (allowed=%v, %v)", after, ok, err)
-		}
-	}
+	f, origin, storeID := p.orgStore(t, org)
+	aliceOwns := p.founderOwns(t, f, origin, storeID, "alice", "grantorg")
 	aliceOwns("founding")
 
 	bob := p.clientset(t, "bob", org)
@@ -248,4 +233,34 @@ func TestRoleAssignments(t *testing.T) {
 	}
 	t.Logf("grant (kubectl create returns .. bob's first allowed list): %v", grants)
 	t.Logf("revoke (kubectl delete returns .. bob's first refused list): %v", revokes)
+}
+
+// orgStore is an OpenFGA client of the platform and, read from the
+// AccountInfo of workspace org, the organization's origin cluster and
+// store id.
+func (p *platform) orgStore(t *testing.T, org string) (*fgaclient.Client, string, string) {
+	t.Helper()
+	key, err := keyfile.Read(p.env["OPENFGA_PRESHARED_KEY_FILE"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fgaclient.New(p.env["OPENFGA_URL"], fgaclient.WithPresharedKey(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := strings.TrimSpace(p.must(t, "alice", org, "", "get", "accountinfo", "account", "-o", "jsonpath={.spec.account.originClusterId}"))
+	storeID := strings.TrimSpace(p.must(t, "alice", org, "", "get", "accountinfo", "account", "-o", "jsonpath={.spec.fga.store.id}"))
+	return f, origin, storeID
+}
+
+// founderOwns returns a check, failing the test, that user still owns the
+// organization's Account name in OpenFGA after what happened.
+func (p *platform) founderOwns(t *testing.T, f *fgaclient.Client, origin, storeID, user, name string) func(after string) {
+	return func(after string) {
+		t.Helper()
+		ok, err := f.Check(context.Background(), storeID, corev1alpha1.Tuple{Object: fga.AccountObject(origin, name), Relation: "owner", User: fga.UserID(user)})
+		if err != nil || !ok {
+			t.Fatalf("after %s %s is no longer owner of %s in OpenFGA (allowed=%v, %v)", after, user, name, ok, err)
+		}
+	}
 }

@@ -19,9 +19,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	corev1alpha1 "github.com/meshplane/meshplane/apis/core/v1alpha1"
-	"github.com/meshplane/meshplane/apis/fga"
-	"github.com/meshplane/meshplane/operators/fgaclient"
-	"github.com/meshplane/meshplane/sdk/keyfile"
 	"github.com/meshplane/meshplane/sdk/testing/framework"
 	"github.com/meshplane/meshplane/sdk/testing/oidcissuer"
 )
@@ -209,23 +206,8 @@ func TestInvitations(t *testing.T) {
 	p.must(t, "alice", org, account("team", "account"), "create", "-f", "-")
 	p.eventually(t, "alice to create a namespace in inviteorg", true, "alice", org, "create", "namespace", "apps")
 
-	key, err := keyfile.Read(p.env["OPENFGA_PRESHARED_KEY_FILE"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fgaclient.New(p.env["OPENFGA_URL"], fgaclient.WithPresharedKey(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin := strings.TrimSpace(p.must(t, "alice", org, "", "get", "accountinfo", "account", "-o", "jsonpath={.spec.account.originClusterId}"))
-	storeID := strings.TrimSpace(p.must(t, "alice", org, "", "get", "accountinfo", "account", "-o", "jsonpath={.spec.fga.store.id}"))
-	aliceOwns := func(after string) {
-		t.Helper()
-		ok, err := f.Check(context.Background(), storeID, corev1alpha1.Tuple{Object: fga.AccountObject(origin, "inviteorg"), Relation: "owner", User: fga.UserID("alice")})
-		if err != nil || !ok {
-			t.Fatalf("after %s alice is no longer owner of inviteorg in OpenFGA (allowed=%v, %v)", after, ok, err)
-		}
-	}
+	f, origin, storeID := p.orgStore(t, org)
+	aliceOwns := p.founderOwns(t, f, origin, storeID, "alice", "inviteorg")
 
 	// The spec's rules are the server's: exactly one of email and user,
 	// and no change after creation.
